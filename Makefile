@@ -1,0 +1,53 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# gpubuf top-level build.
+#   make module     build gpubuf.ko against KDIR
+#   make check      everything: lint, library tests, the QEMU guest suites
+#   make lint       W=1, sparse and checkpatch --strict over kmod/
+#   make install    install the module (and udev files) for KDIR's kernel
+#   make clean
+#
+# KDIR defaults to /lib/modules/$(uname -r)/build, or when that does not
+# exist to the newest installed /usr/src/linux-headers-*-amd64. DKMS passes
+# KVER=<kernel release>, which selects /lib/modules/KVER/build.
+
+KVER ?=
+KDIR ?= $(shell scripts/find-kdir.sh $(KVER))
+DESTDIR ?=
+
+.PHONY: all module probe lint check install modules_install clean
+
+all: module
+
+probe:
+	@if [ -z "$(KDIR)" ] || [ ! -d "$(KDIR)" ]; then \
+		echo "gpubuf: no kernel build directory (KDIR='$(KDIR)');" \
+		     "install linux-headers-amd64 or pass KDIR=" >&2; exit 1; fi
+	scripts/kernel-compat-probe.sh $(KDIR) kmod/gpubuf_compat_probed.h
+
+module: probe
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+lint: probe
+	tests/lint-kmod.sh $(KDIR)
+
+check:
+	tests/check.sh
+
+modules_install: module
+	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=updates modules_install
+
+install: modules_install
+	install -D -m 0644 udev/60-gpubuf.rules $(DESTDIR)/usr/lib/udev/rules.d/60-gpubuf.rules
+	install -D -m 0644 udev/gpubuf.conf $(DESTDIR)/usr/lib/sysusers.d/gpubuf.conf
+	install -D -m 0644 udev/gpubuf-modules-load.conf $(DESTDIR)/usr/lib/modules-load.d/gpubuf.conf
+	install -D -m 0644 include/uapi/linux/gpubuf.h $(DESTDIR)/usr/include/linux/gpubuf.h
+
+clean:
+	-[ -n "$(KDIR)" ] && [ -d "$(KDIR)" ] && \
+		[ -f kmod/gpubuf_compat_probed.h ] && \
+		$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	-[ -n "$(KDIR)" ] && [ -d "$(KDIR)" ] && \
+		[ -f kmod/gpubuf_compat_probed.h ] && \
+		$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/pinprobe clean
+	rm -rf build kmod/gpubuf_compat_probed.h

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * gpubuf internal interfaces shared by the module's files.
+ *
+ * Lock order: gpubuf_buffer.lock is the only lock gpubuf takes. The dma-buf
+ * core may hold the buffer's reservation lock around map_dma_buf, vmap and
+ * mmap (6.2+), so buffer.lock nests inside it and is never held while
+ * calling back into the dma-buf core.
+ */
+#ifndef GPUBUF_INTERNAL_H
+#define GPUBUF_INTERNAL_H
+
+#include <linux/list.h>
+#include <linux/mm_types.h>
+#include <linux/mutex.h>
+#include <linux/types.h>
+
+struct dma_buf;
+
+/**
+ * struct gpubuf_buffer - one allocation, owned by its dma-buf once exported
+ * @pages:       every PAGE_SIZE page in order; high-order chunks are compound
+ *               pages whose head and tail pages all appear here
+ * @nr_pages:    number of entries in @pages
+ * @nr_chunks:   number of physically contiguous runs in @pages
+ * @flags:       GPUBUF_ALLOC_* flags it was allocated with
+ * @numa_node:   requested node or GPUBUF_NUMA_ANY
+ * @lock:        protects @attachments, @vmap_count and @vaddr
+ * @attachments: list of struct gpubuf_attachment
+ * @vmap_count:  number of outstanding vmaps of @vaddr
+ * @vaddr:       kernel virtual mapping while @vmap_count > 0
+ */
+struct gpubuf_buffer {
+	struct page **pages;
+	unsigned long nr_pages;
+	unsigned int nr_chunks;
+	u64 flags;
+	int numa_node;
+	struct mutex lock;
+	struct list_head attachments;
+	unsigned int vmap_count;
+	void *vaddr;
+};
+
+static inline u64 gpubuf_buffer_bytes(const struct gpubuf_buffer *buf)
+{
+	return (u64)buf->nr_pages << PAGE_SHIFT;
+}
+
+/* gpubuf_alloc.c */
+struct gpubuf_buffer *gpubuf_buffer_create(u64 size, u64 flags, int numa_node);
+void gpubuf_buffer_destroy(struct gpubuf_buffer *buf);
+void gpubuf_limits_init(void);
+void gpubuf_note_failed_alloc(void);
+
+/**
+ * struct gpubuf_stats_snapshot - counters shown in sysfs
+ * @live_buffers:  buffers allocated and not yet released
+ * @live_bytes:    bytes held by those buffers
+ * @peak_bytes:    highest @live_bytes since the module was loaded
+ * @failed_allocs: ALLOC requests that passed validation but got no buffer
+ */
+struct gpubuf_stats_snapshot {
+	u64 live_buffers;
+	u64 live_bytes;
+	u64 peak_bytes;
+	u64 failed_allocs;
+};
+
+void gpubuf_stats_read(struct gpubuf_stats_snapshot *snap);
+
+/* gpubuf_dmabuf.c */
+struct dma_buf *gpubuf_export(struct gpubuf_buffer *buf, u32 fd_flags);
+struct gpubuf_buffer *gpubuf_dmabuf_to_buffer(struct dma_buf *dmabuf);
+
+/* gpubuf_ioctl.c */
+long gpubuf_dev_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
+
+#endif /* GPUBUF_INTERNAL_H */

@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * gpubuf page allocation, size limits and counters.
+ *
+ * Buffers are built from the largest page orders the buddy allocator can
+ * give cheaply: 2 MiB and 64 KiB runs keep IOMMU and GPU page tables small,
+ * single pages guarantee progress. Pages are non-movable so that long-term
+ * pins (cuMemHostRegister, KFD userptr, RDMA) never need migration, and
+ * charged to the caller's memory cgroup.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/gfp.h>
+#include <linux/mm.h>
+#include <linux/moduleparam.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/sysfs.h>
+
+#include <linux/gpubuf.h>
+
+#include "gpubuf.h"
+
+/*
+ * High orders are opportunistic: no direct reclaim or compaction stalls and
+ * no warning, the loop simply falls back to a smaller order.
+ */
+#define GPUBUF_GFP_HIGH_ORDER \
+	((GFP_HIGHUSER | __GFP_ZERO | __GFP_COMP | __GFP_NOWARN | \
+	  __GFP_NORETRY | __GFP_ACCOUNT) & ~__GFP_DIRECT_RECLAIM)
+/*
+ * __GFP_RETRY_MAYFAIL makes a memory cgroup limit fail the charge with
+ * ENOMEM instead of invoking the memcg OOM killer on the caller, which is
+ * what plain GFP_KERNEL | __GFP_ACCOUNT did in measurements on 6.1.
+ */
+#define GPUBUF_GFP_ORDER0 \
+	(GFP_HIGHUSER | __GFP_ZERO | __GFP_NOWARN | __GFP_RETRY_MAYFAIL | \
+	 __GFP_ACCOUNT)
+
+#define GPUBUF_ORDER_OF(shift) ((shift) > PAGE_SHIFT ? (shift) - PAGE_SHIFT : 0)
+
+/* 2 MiB, 64 KiB, one page: largest first. */
+static const unsigned int gpubuf_orders[] = {
+	GPUBUF_ORDER_OF(21), GPUBUF_ORDER_OF(16), 0,
+};
+
+/* Limits in bytes; 0 given at load or written later means "derive from RAM". */
+static u64 gpubuf_max_buffer_bytes;
+static u64 gpubuf_max_total_bytes;
+
+static struct {
+	atomic64_t live_buffers;
+	atomic64_t live_bytes;
+	atomic64_t peak_bytes;
+	atomic64_t failed_allocs;
+} gpubuf_stats;
+
+static u64 gpubuf_ram_bytes(void)
+{
+	return (u64)totalram_pages() << PAGE_SHIFT;
+}
+
+static u64 gpubuf_default_limit(const u64 *param)
+{
+	u64 ram = gpubuf_ram_bytes();
+
+	return param == &gpubuf_max_buffer_bytes ? ram / 2 : ram / 4 * 3;
+}
+
+static int gpubuf_limit_set(const char *val, const struct kernel_param *kp)
+{
+	u64 *limit = kp->arg;
+	u64 bytes;
+	int ret;
+
+	ret = kstrtou64(val, 0, &bytes);
+	if (ret)
+		return ret;
+	WRITE_ONCE(*limit, bytes ? bytes : gpubuf_default_limit(limit));
+	return 0;
+}
+
+static int gpubuf_limit_get(char *buffer, const struct kernel_param *kp)
+{
+	return sysfs_emit(buffer, "%llu\n", READ_ONCE(*(u64 *)kp->arg));
+}
+
+static const struct kernel_param_ops gpubuf_limit_ops = {
+	.set = gpubuf_limit_set,
+	.get = gpubuf_limit_get,
+};
+
+module_param_cb(max_buffer_bytes, &gpubuf_limit_ops, &gpubuf_max_buffer_bytes,
+		0644);
+MODULE_PARM_DESC(max_buffer_bytes,
+		 "Largest single buffer, bytes (default 0 = half of RAM)");
+module_param_cb(max_total_bytes, &gpubuf_limit_ops, &gpubuf_max_total_bytes,
+		0644);
+MODULE_PARM_DESC(max_total_bytes,
+		 "Bytes held by all live buffers together (default 0 = 3/4 of RAM)");
+
+/**
+ * gpubuf_limits_init() - replace limits left at 0 by their RAM-derived value
+ *
+ * Called once at module load, after parameters were parsed, so that sysfs
+ * always shows the limit in force.
+ */
+void gpubuf_limits_init(void)
+{
+	if (!gpubuf_max_buffer_bytes)
+		gpubuf_max_buffer_bytes =
+			gpubuf_default_limit(&gpubuf_max_buffer_bytes);
+	if (!gpubuf_max_total_bytes)
+		gpubuf_max_total_bytes =
+			gpubuf_default_limit(&gpubuf_max_total_bytes);
+}
+
+/**
+ * gpubuf_stats_read() - read the counters shown in sysfs
+ * @snap: filled with the current values
+ */
+void gpubuf_stats_read(struct gpubuf_stats_snapshot *snap)
+{
+	snap->live_buffers = atomic64_read(&gpubuf_stats.live_buffers);
+	snap->live_bytes = atomic64_read(&gpubuf_stats.live_bytes);
+	snap->peak_bytes = atomic64_read(&gpubuf_stats.peak_bytes);
+	snap->failed_allocs = atomic64_read(&gpubuf_stats.failed_allocs);
+}
+
+/**
+ * gpubuf_note_failed_alloc() - count an ALLOC that passed validation but failed
+ */
+void gpubuf_note_failed_alloc(void)
+{
+	atomic64_inc(&gpubuf_stats.failed_allocs);
+}
+
+/* Reserve @bytes against both limits; undone by gpubuf_unreserve(). */
+static int gpubuf_reserve(u64 bytes)
+{
+	u64 live, peak;
+
+	if (bytes > READ_ONCE(gpubuf_max_buffer_bytes))
+		return -EFBIG;
+
+	live = atomic64_add_return(bytes, &gpubuf_stats.live_bytes);
+	if (live > READ_ONCE(gpubuf_max_total_bytes)) {
+		atomic64_sub(bytes, &gpubuf_stats.live_bytes);
+		return -ENOSPC;
+	}
+
+	peak = atomic64_read(&gpubuf_stats.peak_bytes);
+	while (live > peak) {
+		u64 seen = atomic64_cmpxchg(&gpubuf_stats.peak_bytes, peak, live);
+
+		if (seen == peak)
+			break;
+		peak = seen;
+	}
+	return 0;
+}
+
+static void gpubuf_unreserve(u64 bytes)
+{
+	atomic64_sub(bytes, &gpubuf_stats.live_bytes);
+}
+
+/*
+ * Free the first @nr_pages entries of @pages. Chunks are recognised by their
+ * compound order, so no separate chunk list is needed.
+ */
+static void gpubuf_free_pages(struct page **pages, unsigned long nr_pages)
+{
+	unsigned long i = 0;
+
+	while (i < nr_pages) {
+		unsigned int order = compound_order(pages[i]);
+
+		__free_pages(pages[i], order);
+		i += 1UL << order;
+	}
+}
+
+/*
+ * Allocate one chunk of at most @remaining pages, trying orders from
+ * *@order_idx down. An order that failed is not tried again for this
+ * buffer: memory that could not give it once will not for a while.
+ */
+static struct page *gpubuf_alloc_chunk(int nid, bool strict,
+				       unsigned long remaining,
+				       unsigned int *order_idx)
+{
+	unsigned int i;
+
+	for (i = *order_idx; i < ARRAY_SIZE(gpubuf_orders); i++) {
+		unsigned int order = gpubuf_orders[i];
+		gfp_t gfp = order ? GPUBUF_GFP_HIGH_ORDER : GPUBUF_GFP_ORDER0;
+		struct page *page;
+
+		if ((1UL << order) > remaining)
+			continue;
+		if (strict)
+			gfp |= __GFP_THISNODE;
+		page = alloc_pages_node(nid, gfp, order);
+		if (page) {
+			*order_idx = i;
+			return page;
+		}
+	}
+	return NULL;
+}
+
+static int gpubuf_fill_pages(struct gpubuf_buffer *buf)
+{
+	bool strict = buf->flags & GPUBUF_ALLOC_NUMA_STRICT;
+	int nid = buf->numa_node == GPUBUF_NUMA_ANY ? NUMA_NO_NODE :
+						       buf->numa_node;
+	unsigned int order_idx = 0;
+	unsigned long done = 0;
+
+	while (done < buf->nr_pages) {
+		struct page *page;
+		unsigned long i, n;
+
+		if (fatal_signal_pending(current))
+			goto err_free;
+		page = gpubuf_alloc_chunk(nid, strict, buf->nr_pages - done,
+					  &order_idx);
+		if (!page)
+			goto err_free;
+		n = 1UL << compound_order(page);
+		for (i = 0; i < n; i++)
+			buf->pages[done + i] = nth_page(page, i);
+		if (!done || page_to_pfn(page) !=
+			     page_to_pfn(buf->pages[done - 1]) + 1)
+			buf->nr_chunks++;
+		done += n;
+		cond_resched();
+	}
+	return 0;
+
+err_free:
+	gpubuf_free_pages(buf->pages, done);
+	return fatal_signal_pending(current) ? -EINTR : -ENOMEM;
+}
+
+/**
+ * gpubuf_buffer_create() - allocate a zeroed buffer within the limits
+ * @size:      bytes, already a non-zero multiple of PAGE_SIZE
+ * @flags:     validated GPUBUF_ALLOC_* flags
+ * @numa_node: GPUBUF_NUMA_ANY or an online node
+ *
+ * Return: the buffer, or ERR_PTR(-EFBIG, -ENOSPC, -ENOMEM or -EINTR) with
+ * nothing left allocated or reserved.
+ */
+struct gpubuf_buffer *gpubuf_buffer_create(u64 size, u64 flags, int numa_node)
+{
+	struct gpubuf_buffer *buf;
+	int ret;
+
+	ret = gpubuf_reserve(size);
+	if (ret)
+		return ERR_PTR(ret);
+
+	buf = kzalloc(sizeof(*buf), GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
+	if (!buf) {
+		ret = -ENOMEM;
+		goto err_unreserve;
+	}
+	buf->nr_pages = size >> PAGE_SHIFT;
+	buf->flags = flags;
+	buf->numa_node = numa_node;
+	mutex_init(&buf->lock);
+	INIT_LIST_HEAD(&buf->attachments);
+
+	buf->pages = kvmalloc_array(buf->nr_pages, sizeof(*buf->pages),
+				    GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL |
+				    __GFP_NOWARN);
+	if (!buf->pages) {
+		ret = -ENOMEM;
+		goto err_free_buf;
+	}
+
+	ret = gpubuf_fill_pages(buf);
+	if (ret)
+		goto err_free_array;
+
+	atomic64_inc(&gpubuf_stats.live_buffers);
+	return buf;
+
+err_free_array:
+	kvfree(buf->pages);
+err_free_buf:
+	mutex_destroy(&buf->lock);
+	kfree(buf);
+err_unreserve:
+	gpubuf_unreserve(size);
+	return ERR_PTR(ret);
+}
+
+/**
+ * gpubuf_buffer_destroy() - free a buffer made by gpubuf_buffer_create()
+ * @buf: the buffer; no attachment or kernel mapping may remain
+ *
+ * Pages still pinned by a GPU or RDMA driver stay allocated until that
+ * driver unpins them: the page reference counts keep them alive.
+ */
+void gpubuf_buffer_destroy(struct gpubuf_buffer *buf)
+{
+	u64 bytes = gpubuf_buffer_bytes(buf);
+
+	WARN_ON(!list_empty(&buf->attachments) || buf->vmap_count);
+	gpubuf_free_pages(buf->pages, buf->nr_pages);
+	kvfree(buf->pages);
+	mutex_destroy(&buf->lock);
+	kfree(buf);
+	atomic64_dec(&gpubuf_stats.live_buffers);
+	gpubuf_unreserve(bytes);
+}

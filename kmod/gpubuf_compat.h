@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Differences between kernel versions, decided by compile probes
+ * (scripts/kernel-compat-probe.sh writes gpubuf_compat_probed.h for the
+ * kernel being built against), never by LINUX_VERSION_CODE: distribution
+ * kernels backport.
+ */
+#ifndef GPUBUF_COMPAT_H
+#define GPUBUF_COMPAT_H
+
+#include <linux/dma-buf.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+
+#include "gpubuf_compat_probed.h"
+
+/* vm_flags became read-only behind vm_flags_set() in 6.3. */
+static inline void gpubuf_vm_flags_set(struct vm_area_struct *vma,
+				       vm_flags_t flags)
+{
+#ifdef GPUBUF_HAVE_VM_FLAGS_SET
+	vm_flags_set(vma, flags);
+#else
+	vma->vm_flags |= flags;
+#endif
+}
+
+/* The namespace argument became a string literal in 6.13. */
+#ifdef GPUBUF_HAVE_IMPORT_NS_IDENTIFIER
+#define GPUBUF_IMPORT_DMA_BUF_NS() MODULE_IMPORT_NS(DMA_BUF)
+#else
+#define GPUBUF_IMPORT_DMA_BUF_NS() MODULE_IMPORT_NS("DMA_BUF")
+#endif
+
+/*
+ * The vmap op takes a struct iosys_map since 5.18 and a struct dma_buf_map
+ * from 5.11; older kernels get no vmap op (importers then use the sg_table).
+ */
+#if defined(GPUBUF_HAVE_IOSYS_MAP)
+#define GPUBUF_HAVE_VMAP_OP 1
+#define gpubuf_kmap iosys_map
+#define gpubuf_kmap_set_vaddr iosys_map_set_vaddr
+#elif defined(GPUBUF_HAVE_DMA_BUF_MAP)
+#define GPUBUF_HAVE_VMAP_OP 1
+#define gpubuf_kmap dma_buf_map
+#define gpubuf_kmap_set_vaddr dma_buf_map_set_vaddr
+#endif
+
+#endif /* GPUBUF_COMPAT_H */

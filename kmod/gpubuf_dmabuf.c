@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * gpubuf dma-buf exporter: attachments, DMA mapping, CPU access, mmap, vmap.
+ *
+ * Unlike udmabuf and the dma-buf heaps, the CPU mapping is built from struct
+ * pages (VM_MIXEDMAP, never VM_PFNMAP or VM_IO): pin_user_pages(FOLL_LONGTERM)
+ * and hmm_range_fault() must work on it, because that is how
+ * cuMemHostRegister, KFD userptr and ibv_reg_mr take host memory.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/dma-buf.h>
+#include <linux/dma-mapping.h>
+#include <linux/highmem.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+
+#include <linux/gpubuf.h>
+
+#include "gpubuf.h"
+#include "gpubuf_compat.h"
+
+/**
+ * struct gpubuf_attachment - one importer's view of a buffer
+ * @dev:    the importing device
+ * @sgt:    this importer's own scatter list, so DMA addresses never mix
+ * @node:   entry in gpubuf_buffer.attachments
+ * @mapped: @sgt is DMA-mapped for @dev (protected by gpubuf_buffer.lock)
+ */
+struct gpubuf_attachment {
+	struct device *dev;
+	struct sg_table sgt;
+	struct list_head node;
+	bool mapped;
+};
+
+static int gpubuf_dmabuf_attach(struct dma_buf *dmabuf,
+				struct dma_buf_attachment *attachment)
+{
+	struct gpubuf_buffer *buf = dmabuf->priv;
+	struct gpubuf_attachment *a;
+	int ret;
+
+	a = kzalloc(sizeof(*a), GFP_KERNEL);
+	if (!a)
+		return -ENOMEM;
+
+	ret = sg_alloc_table_from_pages(&a->sgt, buf->pages, buf->nr_pages, 0,
+					gpubuf_buffer_bytes(buf), GFP_KERNEL);
+	if (ret) {
+		kfree(a);
+		return ret;
+	}
+	a->dev = attachment->dev;
+	INIT_LIST_HEAD(&a->node);
+	attachment->priv = a;
+
+	mutex_lock(&buf->lock);
+	list_add(&a->node, &buf->attachments);
+	mutex_unlock(&buf->lock);
+	return 0;
+}
+
+static void gpubuf_dmabuf_detach(struct dma_buf *dmabuf,
+				 struct dma_buf_attachment *attachment)
+{
+	struct gpubuf_buffer *buf = dmabuf->priv;
+	struct gpubuf_attachment *a = attachment->priv;
+
+	mutex_lock(&buf->lock);
+	list_del(&a->node);
+	mutex_unlock(&buf->lock);
+
+	sg_free_table(&a->sgt);
+	kfree(a);
+}
+
+static struct sg_table *
+gpubuf_dmabuf_map(struct dma_buf_attachment *attachment,
+		  enum dma_data_direction dir)
+{
+	struct gpubuf_buffer *buf = attachment->dmabuf->priv;
+	struct gpubuf_attachment *a = attachment->priv;
+	int ret;
+
+	ret = dma_map_sgtable(a->dev, &a->sgt, dir, 0);
+	if (ret)
+		return ERR_PTR(ret);
+
+	mutex_lock(&buf->lock);
+	a->mapped = true;
+	mutex_unlock(&buf->lock);
+	return &a->sgt;
+}
+
+static void gpubuf_dmabuf_unmap(struct dma_buf_attachment *attachment,
+				struct sg_table *sgt,
+				enum dma_data_direction dir)
+{
+	struct gpubuf_buffer *buf = attachment->dmabuf->priv;
+	struct gpubuf_attachment *a = attachment->priv;
+
+	mutex_lock(&buf->lock);
+	a->mapped = false;
+	mutex_unlock(&buf->lock);
+
+	dma_unmap_sgtable(a->dev, sgt, dir, 0);
+}
+
+/*
+ * Runs when the last reference to the dma-buf is gone: every fd closed,
+ * every mapping unmapped, every importer detached.
+ */
+static void gpubuf_dmabuf_release(struct dma_buf *dmabuf)
+{
+	gpubuf_buffer_destroy(dmabuf->priv);
+}
+
+static int gpubuf_dmabuf_begin_cpu_access(struct dma_buf *dmabuf,
+					  enum dma_data_direction dir)
+{
+	struct gpubuf_buffer *buf = dmabuf->priv;
+	struct gpubuf_attachment *a;
+
+	mutex_lock(&buf->lock);
+	if (buf->vmap_count)
+		invalidate_kernel_vmap_range(buf->vaddr,
+					     gpubuf_buffer_bytes(buf));
+	list_for_each_entry(a, &buf->attachments, node) {
+		if (a->mapped)
+			dma_sync_sgtable_for_cpu(a->dev, &a->sgt, dir);
+	}
+	mutex_unlock(&buf->lock);
+	return 0;
+}
+
+static int gpubuf_dmabuf_end_cpu_access(struct dma_buf *dmabuf,
+					enum dma_data_direction dir)
+{
+	struct gpubuf_buffer *buf = dmabuf->priv;
+	struct gpubuf_attachment *a;
+
+	mutex_lock(&buf->lock);
+	if (buf->vmap_count)
+		flush_kernel_vmap_range(buf->vaddr, gpubuf_buffer_bytes(buf));
+	list_for_each_entry(a, &buf->attachments, node) {
+		if (a->mapped)
+			dma_sync_sgtable_for_device(a->dev, &a->sgt, dir);
+	}
+	mutex_unlock(&buf->lock);
+	return 0;
+}
+
+/*
+ * The dma-buf core has already refused ranges past the end. Private
+ * mappings are refused here: copy-on-write would silently detach the
+ * caller from the memory GPUs see. VM_MAYSHARE, not VM_SHARED, marks
+ * MAP_SHARED, because mmap clears VM_SHARED on read-only fds.
+ */
+static int gpubuf_dmabuf_mmap(struct dma_buf *dmabuf,
+			      struct vm_area_struct *vma)
+{
+	struct gpubuf_buffer *buf = dmabuf->priv;
+	unsigned long count = vma_pages(vma);
+	int ret;
+
+	if (!(vma->vm_flags & VM_MAYSHARE))
+		return -EINVAL;
+	if (vma->vm_pgoff >= buf->nr_pages ||
+	    count > buf->nr_pages - vma->vm_pgoff)
+		return -EINVAL;
+
+	gpubuf_vm_flags_set(vma, VM_DONTEXPAND);
+	ret = vm_insert_pages(vma, vma->vm_start, buf->pages + vma->vm_pgoff,
+			      &count);
+	if (!ret && count)
+		ret = -EFAULT;
+	return ret;
+}
+
+#ifdef GPUBUF_HAVE_VMAP_OP
+static int gpubuf_dmabuf_vmap(struct dma_buf *dmabuf, struct gpubuf_kmap *map)
+{
+	struct gpubuf_buffer *buf = dmabuf->priv;
+	int ret = 0;
+
+	mutex_lock(&buf->lock);
+	if (!buf->vmap_count) {
+		buf->vaddr = vmap(buf->pages, buf->nr_pages, VM_MAP,
+				  PAGE_KERNEL);
+		if (!buf->vaddr) {
+			ret = -ENOMEM;
+			goto out_unlock;
+		}
+	}
+	buf->vmap_count++;
+	gpubuf_kmap_set_vaddr(map, buf->vaddr);
+out_unlock:
+	mutex_unlock(&buf->lock);
+	return ret;
+}
+
+static void gpubuf_dmabuf_vunmap(struct dma_buf *dmabuf,
+				 struct gpubuf_kmap *map)
+{
+	struct gpubuf_buffer *buf = dmabuf->priv;
+
+	mutex_lock(&buf->lock);
+	if (!WARN_ON(!buf->vmap_count) && !--buf->vmap_count) {
+		vunmap(buf->vaddr);
+		buf->vaddr = NULL;
+	}
+	mutex_unlock(&buf->lock);
+}
+#endif
+
+static const struct dma_buf_ops gpubuf_dmabuf_ops = {
+	.attach = gpubuf_dmabuf_attach,
+	.detach = gpubuf_dmabuf_detach,
+	.map_dma_buf = gpubuf_dmabuf_map,
+	.unmap_dma_buf = gpubuf_dmabuf_unmap,
+	.release = gpubuf_dmabuf_release,
+	.begin_cpu_access = gpubuf_dmabuf_begin_cpu_access,
+	.end_cpu_access = gpubuf_dmabuf_end_cpu_access,
+	.mmap = gpubuf_dmabuf_mmap,
+#ifdef GPUBUF_HAVE_VMAP_OP
+	.vmap = gpubuf_dmabuf_vmap,
+	.vunmap = gpubuf_dmabuf_vunmap,
+#endif
+};
+
+/**
+ * gpubuf_export() - wrap a buffer in a new dma-buf
+ * @buf:      the buffer; ownership passes to this function
+ * @fd_flags: validated O_CLOEXEC and access-mode bits
+ *
+ * On success the dma-buf owns @buf and frees it from its release op. On
+ * failure @buf has already been freed.
+ *
+ * Return: the dma-buf, or an ERR_PTR.
+ */
+struct dma_buf *gpubuf_export(struct gpubuf_buffer *buf, u32 fd_flags)
+{
+	DEFINE_DMA_BUF_EXPORT_INFO(info);
+	struct dma_buf *dmabuf;
+
+	info.exp_name = GPUBUF_EXPORTER_NAME;
+	info.ops = &gpubuf_dmabuf_ops;
+	info.size = gpubuf_buffer_bytes(buf);
+	info.flags = fd_flags & O_ACCMODE;
+	info.priv = buf;
+
+	dmabuf = dma_buf_export(&info);
+	if (IS_ERR(dmabuf))
+		gpubuf_buffer_destroy(buf);
+	return dmabuf;
+}
+
+/**
+ * gpubuf_dmabuf_to_buffer() - the gpubuf buffer behind a dma-buf
+ * @dmabuf: any dma-buf
+ *
+ * Return: the buffer, or NULL when another driver exported @dmabuf.
+ */
+struct gpubuf_buffer *gpubuf_dmabuf_to_buffer(struct dma_buf *dmabuf)
+{
+	return dmabuf->ops == &gpubuf_dmabuf_ops ? dmabuf->priv : NULL;
+}

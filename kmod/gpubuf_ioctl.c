@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * gpubuf ioctls: copy in, validate, call a worker, copy out.
+ *
+ * Commands are looked up by number; the size encoded in the command is the
+ * caller's structure size, which may be older (shorter) or newer (longer)
+ * than ours. copy_struct_from_user() zero-extends the former and rejects
+ * unknown non-zero bytes in the latter with E2BIG.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/dma-buf.h>
+#include <linux/fcntl.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/nodemask.h>
+#include <linux/nospec.h>
+#include <linux/uaccess.h>
+
+#include <linux/gpubuf.h>
+
+#include "gpubuf.h"
+
+/* Oldest ABI revision this driver still serves. */
+#define GPUBUF_ABI_MIN 1
+
+union gpubuf_ioctl_arg {
+	struct gpubuf_version version;
+	struct gpubuf_alloc alloc;
+	struct gpubuf_info info;
+};
+
+static int gpubuf_copy_out(void __user *uarg, const void *karg, size_t usize,
+			   size_t ksize)
+{
+	return copy_to_user(uarg, karg, min(usize, ksize)) ? -EFAULT : 0;
+}
+
+static int gpubuf_ioctl_version(union gpubuf_ioctl_arg *arg,
+				void __user *uarg, size_t usize)
+{
+	struct gpubuf_version *v = &arg->version;
+
+	v->abi = GPUBUF_ABI_VERSION;
+	v->abi_min = GPUBUF_ABI_MIN;
+	v->major = GPUBUF_VERSION_MAJOR;
+	v->minor = GPUBUF_VERSION_MINOR;
+	v->patch = GPUBUF_VERSION_PATCH;
+	return gpubuf_copy_out(uarg, v, usize, sizeof(*v));
+}
+
+/* Everything is checked here, before any page is allocated. */
+static int gpubuf_alloc_validate(const struct gpubuf_alloc *req)
+{
+	if (req->fd || req->reserved0 || req->reserved[0] || req->reserved[1])
+		return -EINVAL;
+	if (req->flags & ~GPUBUF_ALLOC_VALID_FLAGS)
+		return -EINVAL;
+	if (req->fd_flags & ~(O_CLOEXEC | O_ACCMODE) ||
+	    (req->fd_flags & O_ACCMODE) == O_ACCMODE)
+		return -EINVAL;
+	if (req->numa_node == GPUBUF_NUMA_ANY) {
+		if (req->flags & GPUBUF_ALLOC_NUMA_STRICT)
+			return -EINVAL;
+	} else if (req->numa_node < 0 || req->numa_node >= MAX_NUMNODES ||
+		   !node_online(req->numa_node)) {
+		return -EINVAL;
+	}
+	/* Rounding up to a page must not wrap around 64 bits. */
+	if (!req->size || req->size > U64_MAX - (PAGE_SIZE - 1))
+		return -EINVAL;
+	return 0;
+}
+
+static int gpubuf_ioctl_alloc(union gpubuf_ioctl_arg *arg, void __user *uarg,
+			      size_t usize)
+{
+	struct gpubuf_alloc *req = &arg->alloc;
+	struct gpubuf_buffer *buf;
+	struct dma_buf *dmabuf;
+	int fd, ret;
+
+	ret = gpubuf_alloc_validate(req);
+	if (ret)
+		return ret;
+	req->size = round_up(req->size, (u64)PAGE_SIZE);
+
+	buf = gpubuf_buffer_create(req->size, req->flags, req->numa_node);
+	if (IS_ERR(buf)) {
+		ret = PTR_ERR(buf);
+		goto err_count;
+	}
+	/* From here on the dma-buf owns buf: dma_buf_put() frees it. */
+	dmabuf = gpubuf_export(buf, req->fd_flags);
+	if (IS_ERR(dmabuf)) {
+		ret = PTR_ERR(dmabuf);
+		goto err_count;
+	}
+
+	/*
+	 * Reserve the fd but install it only after the copy-out succeeded, so
+	 * a bad argument pointer never leaves an fd the caller cannot know.
+	 */
+	fd = get_unused_fd_flags(req->fd_flags & O_CLOEXEC);
+	if (fd < 0) {
+		ret = fd;
+		goto err_put;
+	}
+	req->fd = fd;
+	ret = gpubuf_copy_out(uarg, req, usize, sizeof(*req));
+	if (ret)
+		goto err_put_fd;
+	fd_install(fd, dmabuf->file);
+	return 0;
+
+err_put_fd:
+	put_unused_fd(fd);
+err_put:
+	dma_buf_put(dmabuf);
+err_count:
+	gpubuf_note_failed_alloc();
+	return ret;
+}
+
+static int gpubuf_ioctl_info(union gpubuf_ioctl_arg *arg, void __user *uarg,
+			     size_t usize)
+{
+	struct gpubuf_info *info = &arg->info;
+	struct gpubuf_buffer *buf;
+	struct dma_buf *dmabuf;
+	int ret;
+
+	if (info->reserved0 || info->reserved[0] || info->reserved[1])
+		return -EINVAL;
+
+	dmabuf = dma_buf_get(info->fd);
+	if (IS_ERR(dmabuf))
+		return PTR_ERR(dmabuf);
+
+	buf = gpubuf_dmabuf_to_buffer(dmabuf);
+	if (!buf) {
+		ret = -ENODEV;
+		goto out_put;
+	}
+	info->size = gpubuf_buffer_bytes(buf);
+	info->flags = buf->flags;
+	info->numa_node = buf->numa_node;
+	info->nr_chunks = buf->nr_chunks;
+	ret = gpubuf_copy_out(uarg, info, usize, sizeof(*info));
+out_put:
+	dma_buf_put(dmabuf);
+	return ret;
+}
+
+struct gpubuf_ioctl_desc {
+	unsigned int cmd;
+	size_t min_size;
+	int (*handler)(union gpubuf_ioctl_arg *arg, void __user *uarg,
+		       size_t usize);
+};
+
+#define GPUBUF_IOCTL(ioc, size0, fn) \
+	[_IOC_NR(ioc)] = { .cmd = (ioc), .min_size = (size0), .handler = (fn) }
+
+static const struct gpubuf_ioctl_desc gpubuf_ioctls[] = {
+	GPUBUF_IOCTL(GPUBUF_IOC_VERSION, GPUBUF_VERSION_SIZE_VER0,
+		     gpubuf_ioctl_version),
+	GPUBUF_IOCTL(GPUBUF_IOC_ALLOC, GPUBUF_ALLOC_SIZE_VER0,
+		     gpubuf_ioctl_alloc),
+	GPUBUF_IOCTL(GPUBUF_IOC_INFO, GPUBUF_INFO_SIZE_VER0,
+		     gpubuf_ioctl_info),
+};
+
+/**
+ * gpubuf_dev_ioctl() - ioctl entry of /dev/gpubuf
+ * @file: the open device
+ * @cmd:  command, with the caller's structure size encoded
+ * @arg:  user pointer to the structure
+ *
+ * Return: 0 or a negative errno as documented in <linux/gpubuf.h>.
+ */
+long gpubuf_dev_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	const struct gpubuf_ioctl_desc *desc;
+	void __user *uarg = (void __user *)arg;
+	union gpubuf_ioctl_arg karg;
+	size_t usize = _IOC_SIZE(cmd);
+	unsigned int nr = _IOC_NR(cmd);
+	int ret;
+
+	if (_IOC_TYPE(cmd) != GPUBUF_IOC_MAGIC || nr >= ARRAY_SIZE(gpubuf_ioctls))
+		return -ENOTTY;
+	desc = &gpubuf_ioctls[array_index_nospec(nr, ARRAY_SIZE(gpubuf_ioctls))];
+	if (!desc->handler || _IOC_DIR(cmd) != _IOC_DIR(desc->cmd))
+		return -ENOTTY;
+	if (usize < desc->min_size)
+		return -EINVAL;
+
+	memset(&karg, 0, sizeof(karg));
+	if (_IOC_DIR(cmd) & _IOC_WRITE) {
+		ret = copy_struct_from_user(&karg, _IOC_SIZE(desc->cmd), uarg,
+					    usize);
+		if (ret)
+			return ret;
+	}
+	return desc->handler(&karg, uarg, usize);
+}

@@ -1,0 +1,11 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* dma_buf_ops.vmap takes a struct dma_buf_map (5.11 to 5.17) */
+#include <linux/dma-buf.h>
+
+static int gpubuf_probe_vmap(struct dma_buf *dmabuf, struct dma_buf_map *map)
+{
+	dma_buf_map_set_vaddr(map, NULL);
+	return 0;
+}
+
+const struct dma_buf_ops gpubuf_probe_ops = { .vmap = gpubuf_probe_vmap };
