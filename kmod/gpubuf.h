@@ -36,7 +36,7 @@ struct gpubuf_buffer {
 	unsigned int nr_chunks;
 	u64 flags;
 	int numa_node;
-	struct mutex lock;
+	struct mutex lock; /* see @lock above */
 	struct list_head attachments;
 	unsigned int vmap_count;
 	void *vaddr;

@@ -38,11 +38,11 @@
 	(GFP_HIGHUSER | __GFP_ZERO | __GFP_NOWARN | __GFP_RETRY_MAYFAIL | \
 	 __GFP_ACCOUNT)
 
-#define GPUBUF_ORDER_OF(shift) ((shift) > PAGE_SHIFT ? (shift) - PAGE_SHIFT : 0)
-
 /* 2 MiB, 64 KiB, one page: largest first. */
 static const unsigned int gpubuf_orders[] = {
-	GPUBUF_ORDER_OF(21), GPUBUF_ORDER_OF(16), 0,
+	PAGE_SHIFT < 21 ? 21 - PAGE_SHIFT : 0,
+	PAGE_SHIFT < 16 ? 16 - PAGE_SHIFT : 0,
+	0,
 };
 
 /* Limits in bytes; 0 given at load or written later means "derive from RAM". */

@@ -159,16 +159,23 @@ struct gpubuf_ioctl_desc {
 		       size_t usize);
 };
 
-#define GPUBUF_IOCTL(ioc, size0, fn) \
-	[_IOC_NR(ioc)] = { .cmd = (ioc), .min_size = (size0), .handler = (fn) }
-
+/* Indexed by _IOC_NR; .min_size is the first published structure size. */
 static const struct gpubuf_ioctl_desc gpubuf_ioctls[] = {
-	GPUBUF_IOCTL(GPUBUF_IOC_VERSION, GPUBUF_VERSION_SIZE_VER0,
-		     gpubuf_ioctl_version),
-	GPUBUF_IOCTL(GPUBUF_IOC_ALLOC, GPUBUF_ALLOC_SIZE_VER0,
-		     gpubuf_ioctl_alloc),
-	GPUBUF_IOCTL(GPUBUF_IOC_INFO, GPUBUF_INFO_SIZE_VER0,
-		     gpubuf_ioctl_info),
+	[_IOC_NR(GPUBUF_IOC_VERSION)] = {
+		.cmd = GPUBUF_IOC_VERSION,
+		.min_size = GPUBUF_VERSION_SIZE_VER0,
+		.handler = gpubuf_ioctl_version,
+	},
+	[_IOC_NR(GPUBUF_IOC_ALLOC)] = {
+		.cmd = GPUBUF_IOC_ALLOC,
+		.min_size = GPUBUF_ALLOC_SIZE_VER0,
+		.handler = gpubuf_ioctl_alloc,
+	},
+	[_IOC_NR(GPUBUF_IOC_INFO)] = {
+		.cmd = GPUBUF_IOC_INFO,
+		.min_size = GPUBUF_INFO_SIZE_VER0,
+		.handler = gpubuf_ioctl_info,
+	},
 };
 
 /**

@@ -18,29 +18,41 @@
 #include "gpubuf.h"
 #include "gpubuf_compat.h"
 
-#define GPUBUF_STAT_ATTR(field)						\
-static ssize_t field##_show(struct device *dev,				\
-			    struct device_attribute *attr, char *page)	\
-{									\
-	struct gpubuf_stats_snapshot snap;				\
-									\
-	gpubuf_stats_read(&snap);					\
-	return sysfs_emit(page, "%llu\n", snap.field);			\
-}									\
-static DEVICE_ATTR_RO(field)
+/* A read-only counter: which field of the snapshot it shows. */
+struct gpubuf_stat_attr {
+	struct device_attribute attr;
+	size_t offset;
+};
 
-GPUBUF_STAT_ATTR(live_buffers);
-GPUBUF_STAT_ATTR(live_bytes);
-GPUBUF_STAT_ATTR(peak_bytes);
-GPUBUF_STAT_ATTR(failed_allocs);
+static ssize_t gpubuf_stat_show(struct device *dev,
+				struct device_attribute *attr, char *page)
+{
+	size_t offset = container_of(attr, struct gpubuf_stat_attr, attr)->offset;
+	struct gpubuf_stats_snapshot snap;
+
+	gpubuf_stats_read(&snap);
+	return sysfs_emit(page, "%llu\n", *(u64 *)((char *)&snap + offset));
+}
+
+static struct gpubuf_stat_attr gpubuf_stat_attrs[] = {
+	{ __ATTR(live_buffers, 0444, gpubuf_stat_show, NULL),
+	  offsetof(struct gpubuf_stats_snapshot, live_buffers) },
+	{ __ATTR(live_bytes, 0444, gpubuf_stat_show, NULL),
+	  offsetof(struct gpubuf_stats_snapshot, live_bytes) },
+	{ __ATTR(peak_bytes, 0444, gpubuf_stat_show, NULL),
+	  offsetof(struct gpubuf_stats_snapshot, peak_bytes) },
+	{ __ATTR(failed_allocs, 0444, gpubuf_stat_show, NULL),
+	  offsetof(struct gpubuf_stats_snapshot, failed_allocs) },
+};
 
 static struct attribute *gpubuf_attrs[] = {
-	&dev_attr_live_buffers.attr,
-	&dev_attr_live_bytes.attr,
-	&dev_attr_peak_bytes.attr,
-	&dev_attr_failed_allocs.attr,
+	&gpubuf_stat_attrs[0].attr.attr,
+	&gpubuf_stat_attrs[1].attr.attr,
+	&gpubuf_stat_attrs[2].attr.attr,
+	&gpubuf_stat_attrs[3].attr.attr,
 	NULL,
 };
+
 ATTRIBUTE_GROUPS(gpubuf);
 
 static const struct file_operations gpubuf_fops = {

@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * gpubuf_pinprobe: a test-only misc device that runs, on a caller's address
+ * range, the two calls GPU drivers use to take host memory:
+ *   pin_user_pages_fast(FOLL_WRITE | FOLL_LONGTERM)  NVIDIA cuMemHostRegister
+ *   hmm_range_fault()                                 amdgpu/KFD userptr
+ * and returns a checksum read through the pages obtained, so the test can
+ * tell that the kernel reached the very pages userspace wrote.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/fs.h>
+#include <linux/highmem.h>
+#include <linux/hmm.h>
+#include <linux/jiffies.h>
+#include <linux/miscdevice.h>
+#include <linux/mm.h>
+#include <linux/mmu_notifier.h>
+#include <linux/module.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "gpubuf_pinprobe.h"
+
+/* Enough for any test range; keeps the page array a single allocation. */
+#define PINPROBE_MAX_PAGES	(64UL << (20 - PAGE_SHIFT))
+
+static u64 pinprobe_page_word(struct page *page)
+{
+	u64 *vaddr = kmap_local_page(page);
+	u64 word = READ_ONCE(*vaddr);
+
+	kunmap_local(vaddr);
+	return word;
+}
+
+static int pinprobe_pin(unsigned long addr, unsigned long nr_pages,
+			u64 *checksum)
+{
+	struct page **pages;
+	unsigned long i;
+	int pinned;
+
+	pages = kvmalloc_array(nr_pages, sizeof(*pages), GFP_KERNEL);
+	if (!pages)
+		return -ENOMEM;
+
+	pinned = pin_user_pages_fast(addr, nr_pages,
+				     FOLL_WRITE | FOLL_LONGTERM, pages);
+	if (pinned < 0)
+		goto out_free;
+
+	*checksum = 0;
+	for (i = 0; i < pinned; i++)
+		*checksum += pinprobe_page_word(pages[i]);
+	unpin_user_pages(pages, pinned);
+	if (pinned != nr_pages)
+		pinned = -EFAULT;
+out_free:
+	kvfree(pages);
+	return pinned < 0 ? pinned : 0;
+}
+
+static bool pinprobe_invalidate(struct mmu_interval_notifier *mni,
+				const struct mmu_notifier_range *range,
+				unsigned long cur_seq)
+{
+	mmu_interval_set_seq(mni, cur_seq);
+	return true;
+}
+
+static const struct mmu_interval_notifier_ops pinprobe_mni_ops = {
+	.invalidate = pinprobe_invalidate,
+};
+
+/* The retry loop a driver runs; gives up after a second of invalidations. */
+static int pinprobe_hmm_fault(struct hmm_range *range)
+{
+	struct mm_struct *mm = range->notifier->mm;
+	unsigned long timeout = jiffies + HZ;
+	int ret;
+
+	do {
+		range->notifier_seq = mmu_interval_read_begin(range->notifier);
+		mmap_read_lock(mm);
+		ret = hmm_range_fault(range);
+		mmap_read_unlock(mm);
+	} while (ret == -EBUSY && time_before(jiffies, timeout));
+	return ret == -EBUSY ? -ETIMEDOUT : ret;
+}
+
+static int pinprobe_hmm(unsigned long addr, unsigned long nr_pages,
+			u64 *checksum)
+{
+	struct mmu_interval_notifier mni;
+	struct hmm_range range = {
+		.notifier = &mni,
+		.start = addr,
+		.end = addr + (nr_pages << PAGE_SHIFT),
+		.default_flags = HMM_PFN_REQ_FAULT | HMM_PFN_REQ_WRITE,
+	};
+	unsigned long i;
+	int ret;
+
+	range.hmm_pfns = kvmalloc_array(nr_pages, sizeof(*range.hmm_pfns),
+					GFP_KERNEL);
+	if (!range.hmm_pfns)
+		return -ENOMEM;
+
+	ret = mmu_interval_notifier_insert(&mni, current->mm, range.start,
+					   range.end - range.start,
+					   &pinprobe_mni_ops);
+	if (ret)
+		goto out_free;
+
+	ret = pinprobe_hmm_fault(&range);
+	if (!ret) {
+		*checksum = 0;
+		for (i = 0; i < nr_pages; i++) {
+			if (!(range.hmm_pfns[i] & HMM_PFN_VALID)) {
+				ret = -EFAULT;
+				break;
+			}
+			*checksum += pinprobe_page_word(hmm_pfn_to_page(range.hmm_pfns[i]));
+		}
+	}
+	mmu_interval_notifier_remove(&mni);
+out_free:
+	kvfree(range.hmm_pfns);
+	return ret;
+}
+
+static long pinprobe_ioctl(struct file *file, unsigned int cmd,
+			   unsigned long arg)
+{
+	struct pinprobe_req __user *ureq = (void __user *)arg;
+	struct pinprobe_req req;
+	unsigned long nr_pages;
+	int ret;
+
+	if (cmd != PINPROBE_IOC_RUN)
+		return -ENOTTY;
+	if (copy_from_user(&req, ureq, sizeof(req)))
+		return -EFAULT;
+	if (req.reserved || !req.len || !PAGE_ALIGNED(req.addr) ||
+	    !PAGE_ALIGNED(req.len) || req.addr + req.len < req.addr)
+		return -EINVAL;
+	nr_pages = req.len >> PAGE_SHIFT;
+	if (nr_pages > PINPROBE_MAX_PAGES)
+		return -E2BIG;
+
+	switch (req.op) {
+	case PINPROBE_OP_PIN_LONGTERM:
+		ret = pinprobe_pin(req.addr, nr_pages, &req.checksum);
+		break;
+	case PINPROBE_OP_HMM_FAULT:
+		ret = pinprobe_hmm(req.addr, nr_pages, &req.checksum);
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (ret)
+		return ret;
+	return copy_to_user(ureq, &req, sizeof(req)) ? -EFAULT : 0;
+}
+
+static const struct file_operations pinprobe_fops = {
+	.owner = THIS_MODULE,
+	.unlocked_ioctl = pinprobe_ioctl,
+	.llseek = noop_llseek,
+};
+
+static struct miscdevice pinprobe_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "gpubuf_pinprobe",
+	.fops = &pinprobe_fops,
+	.mode = 0600,
+};
+
+module_misc_device(pinprobe_misc);
+
+MODULE_DESCRIPTION("gpubuf test probe: long-term GUP pin and HMM fault on a user range");
+MODULE_LICENSE("GPL");

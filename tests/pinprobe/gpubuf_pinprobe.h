@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Test-only interface of gpubuf_pinprobe.ko: run what GPU drivers run on a
+ * user address range, so gpubuf's mapping is proved pinnable without a GPU.
+ */
+#ifndef GPUBUF_PINPROBE_H
+#define GPUBUF_PINPROBE_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#define PINPROBE_DEVICE_PATH	"/dev/gpubuf_pinprobe"
+
+/* pin_user_pages_fast(FOLL_WRITE | FOLL_LONGTERM): cuMemHostRegister */
+#define PINPROBE_OP_PIN_LONGTERM	1
+/* hmm_range_fault() with write faults: amdgpu/KFD userptr */
+#define PINPROBE_OP_HMM_FAULT		2
+
+/**
+ * struct pinprobe_req - one probe over [addr, addr + len)
+ * @addr:     in, page-aligned user address
+ * @len:      in, page-aligned length in bytes
+ * @op:       in, PINPROBE_OP_*
+ * @reserved: in, must be 0
+ * @checksum: out, sum of the first 64-bit word of every page, read through
+ *            the kernel's view of the pages the probe obtained
+ */
+struct pinprobe_req {
+	__u64 addr;
+	__u64 len;
+	__u32 op;
+	__u32 reserved;
+	__u64 checksum;
+};
+
+#define PINPROBE_IOC_RUN	_IOWR(0xB9, 0x01, struct pinprobe_req)
+
+#endif /* GPUBUF_PINPROBE_H */

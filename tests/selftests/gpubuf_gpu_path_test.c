@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Description: the paths GPU drivers take into a gpubuf buffer, without a
+ * GPU. PRIME import into vgem exercises attach/map/sync/unmap/detach;
+ * gpubuf_pinprobe.ko runs pin_user_pages(FOLL_WRITE | FOLL_LONGTERM) (what
+ * cuMemHostRegister does) and hmm_range_fault() (what KFD userptr does) on
+ * the mapping, with a PFNMAP mapping as the control that must be refused.
+ */
+#include "../pinprobe/gpubuf_pinprobe.h"
+#include "gpubuf_helpers.h"
+#include "kselftest_harness.h"
+
+static int probe_run(uint32_t op, const void *addr, size_t len, uint64_t *sum)
+{
+	struct pinprobe_req req = { .addr = (uintptr_t)addr, .len = len, .op = op };
+	int fd = open(PINPROBE_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = gb_ioctl(fd, PINPROBE_IOC_RUN, &req);
+	close(fd);
+	if (!ret && sum)
+		*sum = req.checksum;
+	return ret;
+}
+
+/* Stamp every page's first word so the probe's checksum is predictable. */
+static uint64_t stamp_pages(void *p, size_t len, uint64_t seed)
+{
+	uint64_t sum = 0;
+	size_t off;
+
+	for (off = 0; off < len; off += SZ_4K) {
+		uint64_t v = seed * 1000003 + off;
+
+		*(uint64_t *)((char *)p + off) = v;
+		sum += v;
+	}
+	return sum;
+}
+
+FIXTURE(mapped) {
+	int dev;
+	int fd;
+	size_t len;
+	void *p;
+};
+
+FIXTURE_SETUP(mapped)
+{
+	self->len = 8 * SZ_1M;
+	self->dev = gb_open();
+	ASSERT_LE(0, self->dev);
+	self->fd = gb_alloc(self->dev, self->len);
+	ASSERT_LE(0, self->fd);
+	self->p = mmap(NULL, self->len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       self->fd, 0);
+	ASSERT_NE(MAP_FAILED, self->p);
+}
+
+FIXTURE_TEARDOWN(mapped)
+{
+	munmap(self->p, self->len);
+	close(self->fd);
+	close(self->dev);
+}
+
+TEST_F(mapped, mapping_is_struct_page_backed)
+{
+	EXPECT_EQ(0, gb_vma_has_flag(self->p, "pf"));
+	EXPECT_EQ(0, gb_vma_has_flag(self->p, "io"));
+	EXPECT_EQ(1, gb_vma_has_flag(self->p, "sh"));
+}
+
+TEST_F(mapped, longterm_pin_like_cuMemHostRegister)
+{
+	uint64_t want = stamp_pages(self->p, self->len, 1), got = 0;
+
+	ASSERT_EQ(0, probe_run(PINPROBE_OP_PIN_LONGTERM, self->p, self->len, &got));
+	EXPECT_EQ(want, got);
+}
+
+TEST_F(mapped, longterm_pin_of_a_sub_range)
+{
+	char *start = (char *)self->p + 3 * SZ_1M + 5 * SZ_4K;
+	uint64_t want, got = 0;
+
+	stamp_pages(self->p, self->len, 2);
+	want = 0;
+	for (size_t off = 0; off < SZ_1M; off += SZ_4K)
+		want += *(uint64_t *)(start + off);
+	ASSERT_EQ(0, probe_run(PINPROBE_OP_PIN_LONGTERM, start, SZ_1M, &got));
+	EXPECT_EQ(want, got);
+}
+
+TEST_F(mapped, hmm_range_fault_like_kfd_userptr)
+{
+	uint64_t want = stamp_pages(self->p, self->len, 3), got = 0;
+
+	ASSERT_EQ(0, probe_run(PINPROBE_OP_HMM_FAULT, self->p, self->len, &got));
+	EXPECT_EQ(want, got);
+}
+
+TEST(pfnmap_control_is_refused)
+{
+	uint64_t size = 0;
+	int vgem = vgem_open();
+	int handle;
+	void *p;
+
+	ASSERT_LE(0, vgem) TH_LOG("vgem is loaded by the test bed");
+	handle = vgem_dumb(vgem, 512, 512, &size);
+	ASSERT_LE(0, handle);
+	p = vgem_mmap_handle(vgem, handle, size);
+	ASSERT_NE(MAP_FAILED, p);
+	memset(p, 1, size);
+	/* The control only proves something if the mapping really is PFNMAP. */
+	ASSERT_EQ(1, gb_vma_has_flag(p, "pf"));
+	EXPECT_EQ(-EFAULT, probe_run(PINPROBE_OP_PIN_LONGTERM, p, size, NULL));
+	munmap(p, size);
+	vgem_close_handle(vgem, handle);
+	close(vgem);
+}
+
+TEST(prime_import_into_vgem)
+{
+	const size_t len = 4 * SZ_1M;
+	uint32_t handle, handle2;
+	struct gpubuf_info info;
+	int dev = gb_open();
+	int vgem = vgem_open();
+	uint64_t *p, *q;
+	int fd, again;
+
+	ASSERT_LE(0, dev);
+	ASSERT_LE(0, vgem) TH_LOG("vgem is loaded by the test bed");
+	fd = gb_alloc(dev, len);
+	ASSERT_LE(0, fd);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	p[0] = 0x600d;
+	p[len / 8 - 1] = 0xf00d;
+
+	/* Attach + map_dma_buf happen here. */
+	ASSERT_EQ(0, vgem_import(vgem, fd, &handle));
+	/* The same dma-buf imported twice is the same GEM object. */
+	ASSERT_EQ(0, vgem_import(vgem, fd, &handle2));
+	EXPECT_EQ(handle, handle2);
+
+	/* CPU access brackets with a mapped attachment present. */
+	EXPECT_EQ(0, gb_sync(fd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_RW));
+	p[1] = 0xabc;
+	EXPECT_EQ(0, gb_sync(fd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_RW));
+
+	/*
+	 * Exporting the imported handle hands back our own dma-buf (vgem
+	 * refuses to mmap imported objects itself): same buffer, same pages.
+	 */
+	again = vgem_export(vgem, handle);
+	ASSERT_LE(0, again);
+	ASSERT_EQ(0, gb_info(dev, again, &info));
+	EXPECT_EQ(len, info.size);
+	q = mmap(NULL, len, PROT_READ, MAP_SHARED, again, 0);
+	ASSERT_NE(MAP_FAILED, q);
+	EXPECT_EQ(0x600d, q[0]);
+	EXPECT_EQ(0xabc, q[1]);
+	EXPECT_EQ(0xf00d, q[len / 8 - 1]);
+	munmap(q, len);
+	close(again);
+
+	/* GEM close: unmap + detach. The buffer lives on through fd and p. */
+	EXPECT_EQ(0, vgem_close_handle(vgem, handle));
+	EXPECT_EQ(0, gb_sync(fd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ));
+	EXPECT_EQ(0, gb_sync(fd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ));
+	EXPECT_EQ(0x600d, p[0]);
+	munmap(p, len);
+	close(fd);
+	close(vgem);
+	close(dev);
+}
+
+TEST(vgem_holds_buffer_after_fd_close)
+{
+	unsigned long long buffers = gb_stat("live_buffers");
+	int dev = gb_open();
+	int vgem = vgem_open();
+	uint32_t handle;
+	int fd;
+
+	ASSERT_LE(0, dev);
+	ASSERT_LE(0, vgem);
+	fd = gb_alloc(dev, SZ_1M);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, vgem_import(vgem, fd, &handle));
+	close(fd);
+	EXPECT_EQ(buffers + 1, gb_stat("live_buffers"));
+	EXPECT_EQ(0, vgem_close_handle(vgem, handle));
+	EXPECT_EQ(buffers, gb_stat("live_buffers"));
+	close(vgem);
+	close(dev);
+}
+
+TEST_HARNESS_MAIN

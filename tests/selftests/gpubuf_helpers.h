@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Helpers shared by the gpubuf kselftests. Each returns a value or a
+ * negative errno and leaves the asserting to the test.
+ */
+#ifndef GPUBUF_TEST_HELPERS_H
+#define GPUBUF_TEST_HELPERS_H
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <drm.h>
+#include <drm_mode.h>
+#include <linux/dma-buf.h>
+#include <linux/gpubuf.h>
+
+#define SZ_4K	(4096ULL)
+#define SZ_1M	(1ULL << 20)
+#define GPUBUF_SYSFS	"/sys/class/misc/gpubuf/"
+#define GPUBUF_PARAMS	"/sys/module/gpubuf/parameters/"
+
+static inline int gb_open(void)
+{
+	int fd = open(GPUBUF_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+static inline int gb_ioctl(int fd, unsigned long cmd, void *arg)
+{
+	return ioctl(fd, cmd, arg) < 0 ? -errno : 0;
+}
+
+static inline void gb_alloc_req(struct gpubuf_alloc *req, uint64_t size)
+{
+	memset(req, 0, sizeof(*req));
+	req->size = size;
+	req->fd_flags = O_RDWR | O_CLOEXEC;
+	req->numa_node = GPUBUF_NUMA_ANY;
+}
+
+/* Allocate with defaults; return the dma-buf fd or a negative errno. */
+static inline int gb_alloc(int dev, uint64_t size)
+{
+	struct gpubuf_alloc req;
+	int ret;
+
+	gb_alloc_req(&req, size);
+	ret = gb_ioctl(dev, GPUBUF_IOC_ALLOC, &req);
+	return ret ? ret : req.fd;
+}
+
+static inline int gb_info(int dev, int fd, struct gpubuf_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->fd = fd;
+	return gb_ioctl(dev, GPUBUF_IOC_INFO, info);
+}
+
+static inline int gb_sync(int fd, uint64_t flags)
+{
+	struct dma_buf_sync sync = { .flags = flags };
+
+	return gb_ioctl(fd, DMA_BUF_IOCTL_SYNC, &sync);
+}
+
+/* Read one unsigned number from a sysfs file; ULLONG_MAX when unreadable. */
+static inline unsigned long long gb_read_u64(const char *path)
+{
+	unsigned long long v = ~0ULL;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return v;
+	if (fscanf(f, "%llu", &v) != 1)
+		v = ~0ULL;
+	fclose(f);
+	return v;
+}
+
+static inline unsigned long long gb_stat(const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), GPUBUF_SYSFS "%s", name);
+	return gb_read_u64(path);
+}
+
+static inline unsigned long long gb_param(const char *name)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), GPUBUF_PARAMS "%s", name);
+	return gb_read_u64(path);
+}
+
+static inline int gb_write_str(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, strlen(text));
+	n = n < 0 ? -errno : 0;
+	close(fd);
+	return n;
+}
+
+static inline int gb_set_param(const char *name, unsigned long long v)
+{
+	char path[256], text[32];
+
+	snprintf(path, sizeof(path), GPUBUF_PARAMS "%s", name);
+	snprintf(text, sizeof(text), "%llu", v);
+	return gb_write_str(path, text);
+}
+
+static inline int gb_count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1; /* the directory stream's own fd */
+}
+
+/* Open the first DRM card whose driver is vgem; -ENODEV when none. */
+static inline int vgem_open(void)
+{
+	char path[64], name[16];
+	int i, fd;
+
+	for (i = 0; i < 16; i++) {
+		struct drm_version v = { .name = name, .name_len = sizeof(name) - 1 };
+
+		snprintf(path, sizeof(path), "/dev/dri/card%d", i);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		memset(name, 0, sizeof(name));
+		if (!ioctl(fd, DRM_IOCTL_VERSION, &v) && !strcmp(name, "vgem"))
+			return fd;
+		close(fd);
+	}
+	return -ENODEV;
+}
+
+/* A vgem dumb buffer of width x height 32-bit pixels; returns its handle. */
+static inline int vgem_dumb(int vgem, uint32_t width, uint32_t height,
+			    uint64_t *size)
+{
+	struct drm_mode_create_dumb c = { .width = width, .height = height,
+					  .bpp = 32 };
+	int ret = gb_ioctl(vgem, DRM_IOCTL_MODE_CREATE_DUMB, &c);
+
+	if (ret)
+		return ret;
+	if (size)
+		*size = c.size;
+	return c.handle;
+}
+
+static inline void *vgem_mmap_handle(int vgem, uint32_t handle, size_t size)
+{
+	struct drm_mode_map_dumb m = { .handle = handle };
+
+	if (gb_ioctl(vgem, DRM_IOCTL_MODE_MAP_DUMB, &m))
+		return MAP_FAILED;
+	return mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, vgem,
+		    m.offset);
+}
+
+static inline int vgem_export(int vgem, uint32_t handle)
+{
+	struct drm_prime_handle p = { .handle = handle,
+				      .flags = DRM_CLOEXEC | DRM_RDWR };
+	int ret = gb_ioctl(vgem, DRM_IOCTL_PRIME_HANDLE_TO_FD, &p);
+
+	return ret ? ret : p.fd;
+}
+
+static inline int vgem_import(int vgem, int dmabuf, uint32_t *handle)
+{
+	struct drm_prime_handle p = { .fd = dmabuf };
+	int ret = gb_ioctl(vgem, DRM_IOCTL_PRIME_FD_TO_HANDLE, &p);
+
+	if (!ret)
+		*handle = p.handle;
+	return ret;
+}
+
+static inline int vgem_close_handle(int vgem, uint32_t handle)
+{
+	struct drm_gem_close c = { .handle = handle };
+
+	return gb_ioctl(vgem, DRM_IOCTL_GEM_CLOSE, &c);
+}
+
+/* Whether /proc/self/smaps lists VmFlags @flag for the mapping at @addr. */
+static inline int gb_vma_has_flag(const void *addr, const char *flag)
+{
+	char line[512], want[32];
+	unsigned long start, end, a = (unsigned long)addr;
+	FILE *f = fopen("/proc/self/smaps", "r");
+	int in = 0, found = -ENOENT;
+
+	if (!f)
+		return -errno;
+	/* smaps prints each flag as two letters and a space. */
+	snprintf(want, sizeof(want), " %s ", flag);
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &start, &end) == 2 &&
+		    strchr(line, '-') < strchr(line, ' ')) {
+			in = a >= start && a < end;
+			continue;
+		}
+		if (in && !strncmp(line, "VmFlags:", 8)) {
+			found = strstr(line + 8, want) != NULL;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+#endif /* GPUBUF_TEST_HELPERS_H */

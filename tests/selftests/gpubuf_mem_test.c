@@ -1,0 +1,398 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Description: gpubuf buffers as memory — sizes, mmap semantics, zeroing,
+ * CPU-access sync, sharing across fork, lifetime, limits and counters.
+ */
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "gpubuf_helpers.h"
+#include "kselftest_harness.h"
+
+static void *gb_map(int fd, size_t len, off_t off)
+{
+	return mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off);
+}
+
+/* Fill with a pattern derived from the offset; return first mismatch or -1. */
+static void fill_pattern(void *p, size_t len, uint64_t seed)
+{
+	uint64_t *w = p;
+	size_t i;
+
+	for (i = 0; i < len / 8; i++)
+		w[i] = seed ^ (i * 0x9e3779b97f4a7c15ULL);
+}
+
+static long check_pattern(const void *p, size_t len, uint64_t seed)
+{
+	const uint64_t *w = p;
+	size_t i;
+
+	for (i = 0; i < len / 8; i++)
+		if (w[i] != (seed ^ (i * 0x9e3779b97f4a7c15ULL)))
+			return (long)i;
+	return -1;
+}
+
+static long first_nonzero(const void *p, size_t len)
+{
+	const uint64_t *w = p;
+	size_t i;
+
+	for (i = 0; i < len / 8; i++)
+		if (w[i])
+			return (long)i;
+	return -1;
+}
+
+TEST(alloc_sizes_round_up_to_pages)
+{
+	const uint64_t sizes[] = { SZ_4K, SZ_1M, 64 * SZ_1M, 1, 4095, 4097,
+				   SZ_1M + 1, 3 * SZ_1M - 7 };
+	struct gpubuf_alloc req;
+	struct gpubuf_info info;
+	int dev = gb_open();
+	unsigned int i;
+
+	ASSERT_LE(0, dev);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint64_t want = (sizes[i] + SZ_4K - 1) & ~(SZ_4K - 1);
+		unsigned char *p;
+
+		gb_alloc_req(&req, sizes[i]);
+		ASSERT_EQ(0, gb_ioctl(dev, GPUBUF_IOC_ALLOC, &req));
+		EXPECT_EQ(want, req.size);
+		ASSERT_EQ(0, gb_info(dev, req.fd, &info));
+		EXPECT_EQ(want, info.size);
+		EXPECT_EQ(want, (uint64_t)lseek(req.fd, 0, SEEK_END));
+		p = gb_map(req.fd, want, 0);
+		ASSERT_NE(MAP_FAILED, p);
+		/* First and last byte are usable. */
+		p[0] = 1;
+		p[want - 1] = 2;
+		EXPECT_EQ(1, p[0]);
+		EXPECT_EQ(2, p[want - 1]);
+		munmap(p, want);
+		close(req.fd);
+	}
+	close(dev);
+}
+
+TEST(large_buffer_uses_few_chunks)
+{
+	struct gpubuf_info info;
+	int dev = gb_open();
+	int fd;
+
+	ASSERT_LE(0, dev);
+	fd = gb_alloc(dev, 64 * SZ_1M);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, gb_info(dev, fd, &info));
+	/* 2 MiB chunks are expected in a fresh guest; 4 KiB would be 16384. */
+	EXPECT_LE(1, info.nr_chunks);
+	EXPECT_GT(16384 / 4, info.nr_chunks);
+	TH_LOG("64 MiB in %u contiguous runs", info.nr_chunks);
+	close(fd);
+	close(dev);
+}
+
+TEST(mmap_write_read_round_trip)
+{
+	const size_t len = 4 * SZ_1M;
+	int dev = gb_open();
+	void *a, *b;
+	int fd;
+
+	ASSERT_LE(0, dev);
+	fd = gb_alloc(dev, len);
+	ASSERT_LE(0, fd);
+	a = gb_map(fd, len, 0);
+	b = gb_map(fd, len, 0);
+	ASSERT_NE(MAP_FAILED, a);
+	ASSERT_NE(MAP_FAILED, b);
+	ASSERT_NE(a, b);
+	fill_pattern(a, len, 0x1234);
+	/* A second mapping sees the same pages. */
+	EXPECT_EQ(-1, check_pattern(b, len, 0x1234));
+	munmap(a, len);
+	munmap(b, len);
+	close(fd);
+	close(dev);
+}
+
+TEST(mmap_at_page_offset)
+{
+	const size_t len = 16 * SZ_4K;
+	unsigned char *all, *part;
+	int dev = gb_open();
+	int fd;
+
+	ASSERT_LE(0, dev);
+	fd = gb_alloc(dev, len);
+	ASSERT_LE(0, fd);
+	all = gb_map(fd, len, 0);
+	ASSERT_NE(MAP_FAILED, all);
+	fill_pattern(all, len, 77);
+	part = gb_map(fd, 5 * SZ_4K, 3 * SZ_4K);
+	ASSERT_NE(MAP_FAILED, part);
+	EXPECT_EQ(0, memcmp(part, all + 3 * SZ_4K, 5 * SZ_4K));
+	part[10] ^= 0xff;
+	EXPECT_EQ(part[10], all[3 * SZ_4K + 10]);
+	/* The last page alone. */
+	munmap(part, 5 * SZ_4K);
+	part = gb_map(fd, SZ_4K, len - SZ_4K);
+	ASSERT_NE(MAP_FAILED, part);
+	EXPECT_EQ(0, memcmp(part, all + len - SZ_4K, SZ_4K));
+	munmap(part, SZ_4K);
+	munmap(all, len);
+	close(fd);
+	close(dev);
+}
+
+TEST(mmap_past_end_is_refused)
+{
+	const size_t len = 8 * SZ_4K;
+	int dev = gb_open();
+	void *p;
+	int fd;
+
+	ASSERT_LE(0, dev);
+	fd = gb_alloc(dev, len);
+	ASSERT_LE(0, fd);
+	p = gb_map(fd, len + SZ_4K, 0);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	p = gb_map(fd, 2 * SZ_4K, len - SZ_4K);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	p = gb_map(fd, SZ_4K, len);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	close(fd);
+	close(dev);
+}
+
+TEST(mmap_private_is_refused)
+{
+	int dev = gb_open();
+	void *p;
+	int fd;
+
+	ASSERT_LE(0, dev);
+	fd = gb_alloc(dev, SZ_1M);
+	ASSERT_LE(0, fd);
+	p = mmap(NULL, SZ_1M, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	p = mmap(NULL, SZ_1M, PROT_READ, MAP_PRIVATE, fd, 0);
+	EXPECT_EQ(MAP_FAILED, p);
+	EXPECT_EQ(EINVAL, errno);
+	close(fd);
+	close(dev);
+}
+
+TEST(mapping_cannot_grow)
+{
+	int dev = gb_open();
+	void *p, *q;
+	int fd;
+
+	ASSERT_LE(0, dev);
+	fd = gb_alloc(dev, 2 * SZ_4K);
+	ASSERT_LE(0, fd);
+	p = gb_map(fd, SZ_4K, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	q = mremap(p, SZ_4K, 2 * SZ_4K, MREMAP_MAYMOVE);
+	EXPECT_EQ(MAP_FAILED, q);
+	munmap(p, SZ_4K);
+	close(fd);
+	close(dev);
+}
+
+TEST(no_stale_data_after_reuse)
+{
+	const size_t len = 32 * SZ_1M;
+	int dev = gb_open();
+	int round, fd;
+	void *p;
+
+	ASSERT_LE(0, dev);
+	for (round = 0; round < 3; round++) {
+		fd = gb_alloc(dev, len);
+		ASSERT_LE(0, fd);
+		p = gb_map(fd, len, 0);
+		ASSERT_NE(MAP_FAILED, p);
+		EXPECT_EQ(-1, first_nonzero(p, len)) {
+			TH_LOG("round %d: stale data in a new buffer", round);
+		}
+		memset(p, 0xa5, len);
+		munmap(p, len);
+		close(fd);
+	}
+	close(dev);
+}
+
+TEST(dma_buf_sync_flags)
+{
+	int dev = gb_open();
+	int fd;
+
+	ASSERT_LE(0, dev);
+	fd = gb_alloc(dev, SZ_1M);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(0, gb_sync(fd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ));
+	EXPECT_EQ(0, gb_sync(fd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ));
+	EXPECT_EQ(0, gb_sync(fd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_WRITE));
+	EXPECT_EQ(0, gb_sync(fd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_WRITE));
+	EXPECT_EQ(0, gb_sync(fd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_RW));
+	EXPECT_EQ(0, gb_sync(fd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_RW));
+	EXPECT_EQ(-EINVAL, gb_sync(fd, DMA_BUF_SYNC_START));
+	EXPECT_EQ(-EINVAL, gb_sync(fd, 1ULL << 40));
+	EXPECT_EQ(-EINVAL, gb_sync(fd, DMA_BUF_SYNC_VALID_FLAGS_MASK + 1));
+	close(fd);
+	close(dev);
+}
+
+TEST(fork_shares_the_buffer)
+{
+	const size_t len = SZ_1M;
+	int dev = gb_open();
+	int fd, status;
+	uint64_t *p;
+	pid_t pid;
+
+	ASSERT_LE(0, dev);
+	fd = gb_alloc(dev, len);
+	ASSERT_LE(0, fd);
+	p = gb_map(fd, len, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		/* Through the inherited mapping and through a new one. */
+		uint64_t *q = gb_map(fd, len, 0);
+
+		if (q == MAP_FAILED)
+			_exit(2);
+		p[0] = 0xc0ffee;
+		q[len / 8 - 1] = 0xbeef;
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0xc0ffee, p[0]);
+	EXPECT_EQ(0xbeef, p[len / 8 - 1]);
+	munmap(p, len);
+	close(fd);
+	close(dev);
+}
+
+TEST(mapping_outlives_its_fd_and_device)
+{
+	unsigned long long buffers = gb_stat("live_buffers");
+	const size_t len = 2 * SZ_1M;
+	int dev = gb_open();
+	int fd;
+	void *p;
+
+	ASSERT_LE(0, dev);
+	fd = gb_alloc(dev, len);
+	ASSERT_LE(0, fd);
+	p = gb_map(fd, len, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	close(fd);
+	close(dev);
+	/* Neither the dma-buf fd nor /dev/gpubuf is open: the mapping holds it. */
+	EXPECT_EQ(buffers + 1, gb_stat("live_buffers"));
+	fill_pattern(p, len, 99);
+	EXPECT_EQ(-1, check_pattern(p, len, 99));
+	munmap(p, len);
+	EXPECT_EQ(buffers, gb_stat("live_buffers"));
+}
+
+TEST(closing_device_keeps_buffers)
+{
+	struct gpubuf_info info;
+	int dev = gb_open();
+	int fd;
+
+	ASSERT_LE(0, dev);
+	fd = gb_alloc(dev, SZ_1M);
+	ASSERT_LE(0, fd);
+	close(dev);
+	dev = gb_open();
+	ASSERT_LE(0, dev);
+	ASSERT_EQ(0, gb_info(dev, fd, &info));
+	EXPECT_EQ(SZ_1M, info.size);
+	close(fd);
+	close(dev);
+}
+
+TEST(counters_track_buffers)
+{
+	unsigned long long buffers = gb_stat("live_buffers");
+	unsigned long long bytes = gb_stat("live_bytes");
+	int dev = gb_open();
+	int a, b;
+
+	ASSERT_LE(0, dev);
+	ASSERT_NE(~0ULL, buffers);
+	a = gb_alloc(dev, SZ_1M);
+	b = gb_alloc(dev, 3 * SZ_4K + 5);
+	ASSERT_LE(0, a);
+	ASSERT_LE(0, b);
+	EXPECT_EQ(buffers + 2, gb_stat("live_buffers"));
+	EXPECT_EQ(bytes + SZ_1M + 4 * SZ_4K, gb_stat("live_bytes"));
+	EXPECT_LE(bytes + SZ_1M + 4 * SZ_4K, gb_stat("peak_bytes"));
+	close(a);
+	EXPECT_EQ(buffers + 1, gb_stat("live_buffers"));
+	close(b);
+	EXPECT_EQ(buffers, gb_stat("live_buffers"));
+	EXPECT_EQ(bytes, gb_stat("live_bytes"));
+	close(dev);
+}
+
+TEST(limits_are_enforced)
+{
+	unsigned long long max_buffer = gb_param("max_buffer_bytes");
+	unsigned long long max_total = gb_param("max_total_bytes");
+	unsigned long long failed = gb_stat("failed_allocs");
+	unsigned long long live = gb_stat("live_bytes");
+	int dev = gb_open();
+	int a, b;
+
+	ASSERT_LE(0, dev);
+	ASSERT_NE(~0ULL, max_buffer);
+	/* Defaults are derived from RAM: neither 0 nor unlimited. */
+	EXPECT_LT(0, max_buffer);
+	EXPECT_LE(max_buffer, max_total);
+
+	ASSERT_EQ(0, gb_set_param("max_buffer_bytes", SZ_1M));
+	EXPECT_EQ(-EFBIG, gb_alloc(dev, SZ_1M + 1));
+	a = gb_alloc(dev, SZ_1M);
+	EXPECT_LE(0, a);
+	close(a);
+
+	ASSERT_EQ(0, gb_set_param("max_total_bytes", live + SZ_1M + SZ_1M / 2));
+	a = gb_alloc(dev, SZ_1M);
+	EXPECT_LE(0, a);
+	b = gb_alloc(dev, SZ_1M);
+	EXPECT_EQ(-ENOSPC, b);
+	close(a);
+	b = gb_alloc(dev, SZ_1M);
+	EXPECT_LE(0, b);
+	close(b);
+	EXPECT_EQ(failed + 2, gb_stat("failed_allocs"));
+
+	/* 0 restores the RAM-derived default. */
+	ASSERT_EQ(0, gb_set_param("max_buffer_bytes", 0));
+	ASSERT_EQ(0, gb_set_param("max_total_bytes", 0));
+	EXPECT_EQ(max_buffer, gb_param("max_buffer_bytes"));
+	EXPECT_EQ(max_total, gb_param("max_total_bytes"));
+	EXPECT_EQ(-EINVAL, gb_write_str(GPUBUF_PARAMS "max_total_bytes", "lots"));
+	close(dev);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Description: runs last. Every buffer of the earlier suites is gone, and a
+ * live buffer (through its fd or only through a mapping) keeps gpubuf.ko
+ * loaded; once released, the module unloads and loads again cleanly.
+ * GPUBUF_KO names the module file to reload.
+ */
+#include <sys/syscall.h>
+
+#include "gpubuf_helpers.h"
+#include "kselftest_harness.h"
+
+static int unload(void)
+{
+	return syscall(__NR_delete_module, "gpubuf", O_NONBLOCK) ? -errno : 0;
+}
+
+static int load(void)
+{
+	const char *path = getenv("GPUBUF_KO");
+	int fd, ret;
+
+	if (!path)
+		return -ENOENT;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = syscall(__NR_finit_module, fd, "", 0) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+static int is_refusal(int ret)
+{
+	/* 6.1 answers EWOULDBLOCK for a busy module; older kernels EBUSY. */
+	return ret == -EWOULDBLOCK || ret == -EBUSY;
+}
+
+TEST(counters_are_zero_after_all_suites)
+{
+	EXPECT_EQ(0, gb_stat("live_buffers"));
+	EXPECT_EQ(0, gb_stat("live_bytes"));
+	EXPECT_LT(0, gb_stat("peak_bytes"));
+}
+
+TEST(live_buffers_pin_the_module)
+{
+	int dev = gb_open();
+	int fd;
+	void *p;
+
+	ASSERT_LE(0, dev);
+	ASSERT_TRUE(is_refusal(unload()));
+	fd = gb_alloc(dev, SZ_1M);
+	ASSERT_LE(0, fd);
+	close(dev);
+	/* /dev/gpubuf is closed: only the buffer holds the module. */
+	EXPECT_TRUE(is_refusal(unload()));
+	p = mmap(NULL, SZ_1M, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	close(fd);
+	/* Only a mapping is left. */
+	EXPECT_TRUE(is_refusal(unload()));
+	munmap(p, SZ_1M);
+	ASSERT_EQ(0, unload());
+	EXPECT_NE(0, access(GPUBUF_DEVICE_PATH, F_OK));
+
+	ASSERT_EQ(0, load());
+	dev = gb_open();
+	ASSERT_LE(0, dev);
+	fd = gb_alloc(dev, SZ_1M);
+	EXPECT_LE(0, fd);
+	close(fd);
+	close(dev);
+	EXPECT_EQ(0, gb_stat("live_buffers"));
+}
+
+TEST_HARNESS_MAIN

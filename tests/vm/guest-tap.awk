@@ -1,0 +1,46 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# Turn the guest console log into one TAP stream: every suite's results
+# prefixed with the suite name, a check per suite that it completed its
+# plan, and a check that dmesg shows no splat after the tests began.
+function emit(ok, text) {
+	n++
+	print (ok ? "ok " : "not ok ") n " - " text
+}
+/^@@SETUP-FAIL/ { emit(0, "guest setup: " substr($0, 14)) ; next }
+/^@@SUITE-BEGIN / { suite = $2; plan = -1; seen = 0; insuite = 1; next }
+/^@@SUITE-END / {
+	rc = $3; sub("rc=", "", rc)
+	emit(plan >= 0 && seen == plan, suite ": completed its plan (" seen "/" plan " results, exit " rc ")")
+	insuite = 0; next
+}
+insuite && /^1\.\.[0-9]+/ { plan = substr($1, 4) + 0; next }
+insuite && /^(not )?ok [0-9]+/ {
+	line = $0
+	ok = (line ~ /^ok /)
+	sub(/^(not )?ok [0-9]+ (- )?/, "", line)
+	if (line ~ /^# [Ss][Kk][Ii][Pp]/)
+		line = "# SKIP " substr(line, 8)
+	seen++
+	n++
+	print (ok ? "ok " : "not ok ") n " - " suite ": " line
+	next
+}
+/^@@DMESG-BEGIN/ { indmesg = 1; next }
+/^@@DMESG-END/ { indmesg = 0; next }
+indmesg && /gpubuf-tests-begin/ { after = 1; next }
+indmesg && after && /(BUG:|WARNING:|Oops|kernel BUG|general protection|Call Trace|possible circular locking|RCU stall|rcu_sched self-detected|UBSAN|KASAN|refcount_t|list_del corruption|Bad page)/ {
+	splat = splat "\n# " $0
+}
+/^@@GUEST-DONE/ { done = 1 }
+END {
+	emit(done, "guest ran to completion (qemu exit " qemu_rc ")")
+	if (done) {
+		if (!after)
+			emit(0, "dmesg clean after the tests began (marker missing)")
+		else if (splat != "")
+			emit(0, "dmesg clean after the tests began" splat)
+		else
+			emit(1, "dmesg clean after the tests began")
+	}
+	print "1.." n
+}

@@ -1,0 +1,41 @@
+#!/bin/busybox sh
+# SPDX-License-Identifier: GPL-2.0-only
+# /init of the gpubuf test guest: mount the usual file systems, load the
+# modules, run every suite under /gpubuf/tests in name order, dump dmesg,
+# power off. Lines starting with @@ are read by tests/vm/run.sh.
+/bin/busybox mkdir -p /proc /sys /dev /tmp /sbin /usr/bin /usr/sbin
+/bin/busybox --install -s
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mount -t tmpfs tmpfs /tmp
+mkdir -p /sys/fs/cgroup
+mount -t cgroup2 cgroup2 /sys/fs/cgroup
+
+echo "@@GUEST kernel $(uname -r) cpus $(nproc) $(grep MemTotal /proc/meminfo)"
+setup_ok=1
+modprobe vgem || { echo "@@SETUP-FAIL modprobe vgem"; setup_ok=0; }
+insmod /gpubuf/gpubuf_pinprobe.ko || { echo "@@SETUP-FAIL insmod gpubuf_pinprobe.ko"; setup_ok=0; }
+insmod /gpubuf/gpubuf.ko || { echo "@@SETUP-FAIL insmod gpubuf.ko"; setup_ok=0; }
+# Let devtmpfs create the nodes before the first open.
+for i in 1 2 3 4 5; do
+	[ -c /dev/gpubuf ] && [ -c /dev/gpubuf_pinprobe ] && break
+	sleep 1
+done
+
+echo "gpubuf-tests-begin" > /dev/kmsg
+if [ $setup_ok = 1 ]; then
+	for t in /gpubuf/tests/*; do
+		name=${t##*/}
+		echo "@@SUITE-BEGIN $name"
+		GPUBUF_KO=/gpubuf/gpubuf.ko GPUBUF_BACKEND=module timeout 900 "$t"
+		echo "@@SUITE-END $name rc=$?"
+	done
+fi
+echo "@@DMESG-BEGIN"
+dmesg
+echo "@@DMESG-END"
+echo "@@GUEST-DONE"
+poweroff -f

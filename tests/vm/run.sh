@@ -1,0 +1,54 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+# Boot the Debian kernel matching KDIR under QEMU (TCG: this machine has no
+# usable KVM) with a busybox initramfs holding gpubuf.ko, the test probe
+# module, vgem and its dependencies, and every suite in $VM_TESTS_DIR. Prints
+# the guest's results as one TAP stream on stdout; the console log is kept
+# in build/vm/console.log.
+# Usage: run.sh KDIR TESTS_DIR
+set -eu
+kdir=$1
+tests_dir=$2
+top=$(cd "$(dirname "$0")/../.." && pwd)
+out=$top/build/vm
+kver=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$kdir/include/generated/utsrelease.h")
+vmlinuz=/boot/vmlinuz-$kver
+moddir=/lib/modules/$kver
+timeout_s=${GPUBUF_VM_TIMEOUT:-1500}
+
+for f in "$vmlinuz" "$moddir/modules.dep" /bin/busybox; do
+	if [ ! -e "$f" ]; then
+		echo "not ok 1 - guest prerequisites: $f missing (linux-image-$kver, busybox-static)"
+		echo "1..1"
+		exit 1
+	fi
+done
+
+rm -rf "$out/root"
+mkdir -p "$out/root/bin" "$out/root/gpubuf/tests" "$out/root$moddir"
+cp /bin/busybox "$out/root/bin/busybox"
+cp "$top/tests/vm/init.sh" "$out/root/init"
+chmod 755 "$out/root/init"
+cp "$top/gpubuf.ko" "$top/tests/pinprobe/gpubuf_pinprobe.ko" "$out/root/gpubuf/"
+cp "$tests_dir"/* "$out/root/gpubuf/tests/"
+
+# vgem and what modules.dep says it needs.
+cp "$moddir/modules.dep" "$moddir/modules.builtin" "$out/root$moddir/" 2>/dev/null || true
+mods=$(grep -E '/vgem\.ko(\.[a-z]+)?:' "$moddir/modules.dep" | tr -d ':')
+for m in $mods; do
+	mkdir -p "$out/root$moddir/$(dirname "$m")"
+	cp "$moddir/$m" "$out/root$moddir/$m"
+done
+
+(cd "$out/root" && find . | cpio -o -H newc --quiet | gzip -1) > "$out/initrd.gz"
+
+set +e
+timeout "$timeout_s" qemu-system-x86_64 -machine q35 -cpu max -smp 2 -m 2048 \
+	-accel tcg -kernel "$vmlinuz" -initrd "$out/initrd.gz" \
+	-append "console=ttyS0 quiet loglevel=3 panic=-1 oops=panic" \
+	-nographic -no-reboot -monitor none -serial stdio \
+	</dev/null >"$out/console.log" 2>&1
+qemu_rc=$?
+set -e
+tr -d '\r' <"$out/console.log" >"$out/console.txt"
+awk -v qemu_rc="$qemu_rc" -f "$top/tests/vm/guest-tap.awk" "$out/console.txt"
