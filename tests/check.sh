@@ -1,0 +1,76 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+# make check: install what is missing, lint the kernel code, build the
+# module, the probe module and every test, run the library's host tests,
+# boot the QEMU guest with all suites, and sum every TAP result into
+# "N passed, N failed, N skipped" (the last line; exit 1 on any failure).
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+results=$top/build/results
+guest_tests=$top/build/guest-tests
+rm -rf "$results" "$guest_tests"
+mkdir -p "$results" "$guest_tests"
+
+log() { echo "== $*" >&2; }
+
+# A build step that fails is a failed result, not a silent stop.
+steps=0
+step() { # name command...
+	name=$1
+	shift
+	steps=$((steps + 1))
+	if "$@" >"$results/step-$steps.log" 2>&1; then
+		echo "ok $steps - $name" >>"$results/00-build.tap"
+		return 0
+	fi
+	echo "not ok $steps - $name" >>"$results/00-build.tap"
+	sed 's/^/# /' "$results/step-$steps.log" | tail -n 30 >>"$results/00-build.tap"
+	log "FAILED: $name (see $results/step-$steps.log)"
+	return 1
+}
+
+finish() {
+	echo "1..$steps" >>"$results/00-build.tap"
+	for f in "$results"/*.tap; do
+		echo "# --- ${f##*/}"
+		cat "$f"
+	done
+	tests/tap-summary.sh "$results"/*.tap
+	exit $?
+}
+
+log "dependencies"
+step "Debian packages installed" scripts/install-deps.sh || finish
+kdir=${KDIR:-$(scripts/find-kdir.sh)}
+log "kernel build directory: $kdir"
+step "kernel source files for the harness and checkpatch" \
+	tests/kernel-source-files.sh || finish
+step "compat probes against $kdir" make -s probe KDIR="$kdir" || finish
+
+step "dkms.conf PACKAGE_VERSION equals VERSION" \
+	grep -qx "PACKAGE_VERSION=\"$(cat VERSION)\"" dkms.conf
+
+log "kmod lint (W=1, sparse, checkpatch --strict)"
+tests/lint-kmod.sh "$kdir" >"$results/10-kmod-lint.tap" 2>&1
+
+log "build"
+step "gpubuf.ko builds" make -s module KDIR="$kdir" || finish
+step "gpubuf_pinprobe.ko builds" \
+	make -s -C "$kdir" M="$top/tests/pinprobe" modules || finish
+step "kselftest suites build" make -s -C tests/selftests OUT="$guest_tests" || finish
+
+if [ -f libgpubuf/Makefile ]; then
+	log "libgpubuf host tests"
+	make -s -C libgpubuf check-tap TAP="$results/20-libgpubuf-host.tap" \
+		>"$results/libgpubuf-host.log" 2>&1 ||
+		log "libgpubuf host tests reported failures"
+	[ -s "$results/20-libgpubuf-host.tap" ] ||
+		echo "not ok 1 - libgpubuf host tests produced no TAP" >"$results/20-libgpubuf-host.tap"
+	step "libgpubuf guest tests build" \
+		make -s -C libgpubuf tests-static OUT="$guest_tests" PREFIX=50-lib- || finish
+fi
+
+log "QEMU guest (TCG): $(ls "$guest_tests" | tr '\n' ' ')"
+tests/vm/run.sh "$kdir" "$guest_tests" >"$results/50-guest.tap"
+finish
