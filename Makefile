@@ -42,6 +42,7 @@ install: modules_install
 	install -D -m 0644 udev/gpubuf.conf $(DESTDIR)/usr/lib/sysusers.d/gpubuf.conf
 	install -D -m 0644 udev/gpubuf-modules-load.conf $(DESTDIR)/usr/lib/modules-load.d/gpubuf.conf
 	install -D -m 0644 include/uapi/linux/gpubuf.h $(DESTDIR)/usr/include/linux/gpubuf.h
+	install -D -m 0644 man/man4/gpubuf.4 $(DESTDIR)/usr/share/man/man4/gpubuf.4
 
 clean:
 	-[ -n "$(KDIR)" ] && [ -d "$(KDIR)" ] && \
