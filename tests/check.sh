@@ -58,6 +58,8 @@ log "build"
 step "gpubuf.ko builds" make -s module KDIR="$kdir" || finish
 step "gpubuf_pinprobe.ko builds" \
 	make -s -C "$kdir" M="$top/tests/pinprobe" modules || finish
+step "DKMS builds gpubuf.ko from the committed tree" \
+	tests/dkms-build.sh "$kdir"
 step "kselftest suites build" make -s -C tests/selftests OUT="$guest_tests" || finish
 
 if [ -f libgpubuf/Makefile ]; then
