@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Buffers: allocation on either backend, import of foreign dma-bufs,
+ * reference counting and CPU-access synchronisation.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <linux/dma-buf.h>
+#include <linux/magic.h>
+
+#include "internal.h"
+
+#ifndef DMA_BUF_MAGIC
+#define DMA_BUF_MAGIC 0x444d4142	/* "DMAB", stable since dma-buf got its own fs */
+#endif
+
+/*
+ * Extensible option structures follow the uapi rule: a caller's shorter
+ * structure is fine down to min bytes, a longer one only with a zero tail.
+ */
+int gpubuf_ext_copy(void *dst, size_t dst_size, const void *src,
+		    size_t src_size, size_t min_size)
+{
+	const unsigned char *tail = (const unsigned char *)src + dst_size;
+
+	if (src_size < min_size)
+		return -EINVAL;
+	if (src_size > dst_size) {
+		for (size_t i = 0; i < src_size - dst_size; i++)
+			if (tail[i])
+				return -E2BIG;
+		src_size = dst_size;
+	}
+	memcpy(dst, src, src_size);
+	return 0;
+}
+
+/* Defaults for NULL, then every rule GPUBUF_IOC_ALLOC would apply. */
+int gpubuf_alloc_opts_get(const struct gpubuf_alloc_opts *in,
+			  struct gpubuf_alloc_opts *o)
+{
+	const struct gpubuf_alloc_opts def = GPUBUF_ALLOC_OPTS_INIT;
+	int err;
+
+	*o = def;
+	if (!in)
+		return 0;
+	err = gpubuf_ext_copy(o, sizeof(*o), in, in->size,
+			      offsetof(struct gpubuf_alloc_opts, reserved0));
+	if (err)
+		return err;
+	if (o->reserved0 || o->reserved[0] || o->reserved[1] ||
+	    o->reserved[2] || o->reserved[3])
+		return -EINVAL;
+	if (o->flags & ~(uint64_t)GPUBUF_ALLOC_VALID_FLAGS)
+		return -EINVAL;
+	if (o->numa_node < GPUBUF_NUMA_ANY)
+		return -EINVAL;
+	if ((o->flags & GPUBUF_ALLOC_NUMA_STRICT) &&
+	    o->numa_node == GPUBUF_NUMA_ANY)
+		return -EINVAL;
+	return 0;
+}
+
+static struct gpubuf *gpubuf_new(enum gpubuf_backend backend, int fd,
+				 void *ptr, size_t size, unsigned int flags)
+{
+	struct gpubuf *buf = calloc(1, sizeof(*buf));
+
+	if (!buf)
+		return NULL;
+	atomic_init(&buf->refs, 1);
+	buf->backend = backend;
+	buf->fd = fd;
+	buf->ptr = ptr;
+	buf->size = size;
+	buf->flags = flags;
+	return buf;
+}
+
+/*
+ * memfd pages are ordinary shmem pages: struct-page backed, so GPU drivers
+ * can pin them like the module's. mlock keeps them resident; the memfd
+ * itself is closed at once because the mapping holds the pages.
+ */
+static int gpubuf_alloc_memfd(size_t size, const struct gpubuf_alloc_opts *o,
+			      void **ptrp)
+{
+	void *ptr;
+	int fd, err;
+
+	/* No mbind here: a preference is ignored, a demand cannot be met. */
+	if (o->flags & GPUBUF_ALLOC_NUMA_STRICT)
+		return -EOPNOTSUPP;
+	fd = memfd_create("gpubuf", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)size) < 0) {
+		err = -errno;
+		close(fd);
+		return err == -EFBIG || err == -EINVAL ? -ENOMEM : err;
+	}
+	/* mlock() below faults every page in; MAP_POPULATE would repeat it. */
+	ptr = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	err = ptr == MAP_FAILED ? -errno : 0;
+	close(fd);
+	if (err)
+		return err;
+	/*
+	 * The raw system call, because sanitizer runtimes intercept mlock()
+	 * and make it a silent no-op, which would leave an ASan build's
+	 * buffers unlocked while claiming success.
+	 */
+	if (syscall(SYS_mlock, ptr, size) < 0) {
+		/* EPERM/EAGAIN mean RLIMIT_MEMLOCK: report it as memory. */
+		err = errno == ENOMEM || errno == EPERM || errno == EAGAIN ?
+		      -ENOMEM : -errno;
+		munmap(ptr, size);
+		return err;
+	}
+	*ptrp = ptr;
+	return 0;
+}
+
+static int gpubuf_alloc_module(struct gpubuf_ctx *ctx, size_t size,
+			       const struct gpubuf_alloc_opts *o,
+			       void **ptrp, int *fdp, size_t *sizep)
+{
+	struct gpubuf_alloc a;
+	void *ptr;
+	int err;
+
+	memset(&a, 0, sizeof(a));
+	a.size = size;
+	a.flags = o->flags;
+	a.fd_flags = O_RDWR | O_CLOEXEC;
+	a.numa_node = o->numa_node;
+	if (ioctl(ctx->fd, GPUBUF_IOC_ALLOC, &a) < 0)
+		return -errno;
+	if (a.size > SIZE_MAX) {
+		close(a.fd);
+		return -EOVERFLOW;
+	}
+	ptr = mmap(NULL, (size_t)a.size, PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_POPULATE, a.fd, 0);
+	if (ptr == MAP_FAILED) {
+		err = -errno;
+		close(a.fd);
+		return err;
+	}
+	*ptrp = ptr;
+	*fdp = a.fd;
+	*sizep = (size_t)a.size;
+	return 0;
+}
+
+GPUBUF_EXPORT int gpubuf_alloc(struct gpubuf_ctx *ctx, size_t size,
+			       const struct gpubuf_alloc_opts *opts,
+			       struct gpubuf **bufp)
+{
+	GPUBUF_KEEP_ERRNO;
+	struct gpubuf_alloc_opts o;
+	struct gpubuf *buf;
+	void *ptr = NULL;
+	size_t rounded;
+	int fd = -1, err;
+
+	if (!ctx || !bufp || !size)
+		return -EINVAL;
+	err = gpubuf_alloc_opts_get(opts, &o);
+	if (err)
+		return err;
+	if (!gpubuf_align_up(size, ctx->page_size, &rounded))
+		return -EINVAL;
+
+	if (ctx->backend == GPUBUF_BACKEND_MODULE)
+		err = gpubuf_alloc_module(ctx, rounded, &o, &ptr, &fd,
+					  &rounded);
+	else
+		err = gpubuf_alloc_memfd(rounded, &o, &ptr);
+	if (err)
+		return err;
+
+	buf = gpubuf_new(ctx->backend, fd, ptr, rounded, 0);
+	if (!buf) {
+		munmap(ptr, rounded);
+		if (fd >= 0)
+			close(fd);
+		return -ENOMEM;
+	}
+	*bufp = buf;
+	return 0;
+}
+
+/* Size of a dma-buf without moving the caller's file offset for good. */
+static int gpubuf_dmabuf_size(int fd, size_t *size)
+{
+	struct statfs sfs;
+	off_t end;
+
+	if (fstatfs(fd, &sfs) < 0)
+		return -errno;
+	if (sfs.f_type != DMA_BUF_MAGIC)
+		return -EBADFD;
+	end = lseek(fd, 0, SEEK_END);
+	if (end < 0)
+		return -errno;
+	/* The dup shares the file description, so put the offset back. */
+	lseek(fd, 0, SEEK_SET);
+	if (end == 0)
+		return -EINVAL;
+	if ((uint64_t)end > SIZE_MAX)
+		return -EOVERFLOW;
+	*size = (size_t)end;
+	return 0;
+}
+
+GPUBUF_EXPORT int gpubuf_import(struct gpubuf_ctx *ctx, int dmabuf_fd,
+				struct gpubuf **bufp)
+{
+	GPUBUF_KEEP_ERRNO;
+	unsigned int flags = GPUBUF_BUF_IMPORTED;
+	struct gpubuf *buf;
+	size_t size = 0;
+	void *ptr;
+	int fd, err;
+
+	if (!ctx || !bufp)
+		return -EINVAL;
+	if (dmabuf_fd < 0)
+		return -EBADF;
+	fd = fcntl(dmabuf_fd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	err = gpubuf_dmabuf_size(fd, &size);
+	if (err)
+		goto err_close;
+
+	ptr = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (ptr == MAP_FAILED && errno == EACCES) {
+		/* An O_RDONLY dma-buf still maps for reading. */
+		ptr = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+		flags |= GPUBUF_BUF_READONLY;
+	}
+	if (ptr == MAP_FAILED) {
+		err = -errno;
+		goto err_close;
+	}
+	/* Imported buffers keep a dma-buf fd whatever the backend. */
+	buf = gpubuf_new(ctx->backend, fd, ptr, size, flags);
+	if (!buf) {
+		err = -ENOMEM;
+		munmap(ptr, size);
+		goto err_close;
+	}
+	*bufp = buf;
+	return 0;
+
+err_close:
+	close(fd);
+	return err;
+}
+
+GPUBUF_EXPORT struct gpubuf *gpubuf_ref(struct gpubuf *buf)
+{
+	if (buf)
+		atomic_fetch_add_explicit(&buf->refs, 1, memory_order_relaxed);
+	return buf;
+}
+
+GPUBUF_EXPORT void gpubuf_unref(struct gpubuf *buf)
+{
+	GPUBUF_KEEP_ERRNO;
+	if (!buf)
+		return;
+	/* Release/acquire so every write by other holders precedes munmap. */
+	if (atomic_fetch_sub_explicit(&buf->refs, 1,
+				      memory_order_release) != 1)
+		return;
+	atomic_thread_fence(memory_order_acquire);
+	munmap(buf->ptr, buf->size);
+	if (buf->fd >= 0)
+		close(buf->fd);
+	free(buf);
+}
+
+GPUBUF_EXPORT unsigned int gpubuf_refcount(const struct gpubuf *buf)
+{
+	return buf ? atomic_load_explicit(&((struct gpubuf *)buf)->refs,
+					  memory_order_relaxed) : 0;
+}
+
+GPUBUF_EXPORT void *gpubuf_ptr(const struct gpubuf *buf)
+{
+	return buf ? buf->ptr : NULL;
+}
+
+GPUBUF_EXPORT size_t gpubuf_size(const struct gpubuf *buf)
+{
+	return buf ? buf->size : 0;
+}
+
+GPUBUF_EXPORT int gpubuf_fd(const struct gpubuf *buf)
+{
+	return buf ? buf->fd : -1;
+}
+
+GPUBUF_EXPORT int gpubuf_is_readonly(const struct gpubuf *buf)
+{
+	return buf && (buf->flags & GPUBUF_BUF_READONLY);
+}
+
+static int gpubuf_sync(struct gpubuf *buf, unsigned int access, __u64 phase)
+{
+	struct dma_buf_sync s;
+
+	if (!buf || !access || (access & ~GPUBUF_ACCESS_RW))
+		return -EINVAL;
+	if ((access & GPUBUF_ACCESS_WRITE) &&
+	    (buf->flags & GPUBUF_BUF_READONLY))
+		return -EROFS;
+	/* memfd pages are coherent normal memory: nothing to flush. */
+	if (buf->fd < 0)
+		return 0;
+	s.flags = phase;
+	if (access & GPUBUF_ACCESS_READ)
+		s.flags |= DMA_BUF_SYNC_READ;
+	if (access & GPUBUF_ACCESS_WRITE)
+		s.flags |= DMA_BUF_SYNC_WRITE;
+	while (ioctl(buf->fd, DMA_BUF_IOCTL_SYNC, &s) < 0) {
+		if (errno != EINTR && errno != EAGAIN)
+			return -errno;
+	}
+	return 0;
+}
+
+GPUBUF_EXPORT int gpubuf_sync_begin(struct gpubuf *buf, unsigned int access)
+{
+	GPUBUF_KEEP_ERRNO;
+	return gpubuf_sync(buf, access, DMA_BUF_SYNC_START);
+}
+
+GPUBUF_EXPORT int gpubuf_sync_end(struct gpubuf *buf, unsigned int access)
+{
+	GPUBUF_KEEP_ERRNO;
+	return gpubuf_sync(buf, access, DMA_BUF_SYNC_END);
+}

@@ -1,0 +1,61 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# Every symbol in libgpubuf.map needs man/man3/<symbol>.3, either a page
+# naming it in its NAME section or a ".so" link to such a page; every real
+# page needs the standard sections. Output is TAP with a computed plan.
+here=$(cd "$(dirname "$0")" && pwd)
+map=$here/libgpubuf.map
+man=$here/../man/man3
+syms=$(sed -n 's/^[[:space:]]*\(gpubuf_[A-Za-z0-9_]*\);.*/\1/p' "$map")
+pages=$(cd "$man" && for f in *.3; do head -n 1 "$f" | grep -q '^\.so ' || echo "$f"; done)
+n=0 failed=0
+plan=$(( $(echo "$syms" | wc -w) + $(echo "$pages" | wc -w) ))
+echo "TAP version 13"
+echo "1..$plan"
+
+# NAME section of a page, one name per line.
+names() {
+	awk '/^\.SH NAME/ { f = 1; next } /^\.SH/ { f = 0 } f' "$1" |
+		sed 's/ \\-.*//' | tr ',' '\n' | tr -d ' '
+}
+
+for s in $syms; do
+	n=$((n + 1))
+	f=$man/$s.3
+	why=
+	if [ ! -f "$f" ]; then
+		why="no man3/$s.3"
+	else
+		target=$(sed -n '1s/^\.so //p' "$f")
+		[ -n "$target" ] && f=$man/../$target
+		if [ ! -f "$f" ]; then
+			why="link target $target missing"
+		elif ! names "$f" | grep -qx "$s"; then
+			why="not in the NAME section of $(basename "$f")"
+		fi
+	fi
+	if [ -z "$why" ]; then
+		echo "ok $n - man page for $s"
+	else
+		echo "not ok $n - man page for $s"
+		echo "# $why"
+		failed=1
+	fi
+done
+
+for p in $pages; do
+	n=$((n + 1))
+	missing=
+	for sec in NAME SYNOPSIS DESCRIPTION "RETURN VALUE" ERRORS "SEE ALSO"; do
+		grep -q "^\.SH \"\{0,1\}$sec\"\{0,1\}\$" "$man/$p" || missing="$missing [$sec]"
+	done
+	if [ -z "$missing" ]; then
+		echo "ok $n - $p has all sections"
+	else
+		echo "not ok $n - $p has all sections"
+		echo "# missing:$missing"
+		failed=1
+	fi
+done
+exit $failed

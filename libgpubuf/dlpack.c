@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DLPack export of matrix views.
+ *
+ * Two entry points with fixed result types instead of one whose type
+ * depends on the dlpack.h the library happened to be built with: a caller
+ * compiled against DLPack 1.x must never receive a 0.x struct by surprise.
+ * DLManagedTensor has the same layout in 0.x and 1.x, so it always works;
+ * the versioned struct exists only when the build saw DLPack >= 1.0, and
+ * the function answers -EOPNOTSUPP otherwise.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+#if defined(__has_include)
+#if __has_include(<dlpack/dlpack.h>)
+#include <dlpack/dlpack.h>
+#define GPUBUF_HAVE_DLPACK 1
+#endif
+#endif
+
+#ifdef GPUBUF_HAVE_DLPACK
+
+#if defined(DLPACK_MAJOR_VERSION) && DLPACK_MAJOR_VERSION >= 1
+#define GPUBUF_HAVE_DLPACK_V1 1
+#endif
+
+/* One allocation: the tensor, its shape and strides, the reference. */
+struct gpubuf_dl {
+	union {
+		DLManagedTensor legacy;
+#ifdef GPUBUF_HAVE_DLPACK_V1
+		DLManagedTensorVersioned v1;
+#endif
+	} t;
+	int64_t shape[2];
+	int64_t strides[2];
+	struct gpubuf *buf;	/* one reference, dropped by the deleter */
+};
+
+static int gpubuf_dl_dtype(enum gpubuf_dtype d, DLDataType *out)
+{
+	static const struct { uint8_t code, bits; } map[] = {
+		[GPUBUF_DTYPE_F16] = { kDLFloat, 16 },
+		[GPUBUF_DTYPE_BF16] = { kDLBfloat, 16 },
+		[GPUBUF_DTYPE_F32] = { kDLFloat, 32 },
+		[GPUBUF_DTYPE_F64] = { kDLFloat, 64 },
+		[GPUBUF_DTYPE_I8] = { kDLInt, 8 },
+		[GPUBUF_DTYPE_U8] = { kDLUInt, 8 },
+		[GPUBUF_DTYPE_I16] = { kDLInt, 16 },
+		[GPUBUF_DTYPE_U16] = { kDLUInt, 16 },
+		[GPUBUF_DTYPE_I32] = { kDLInt, 32 },
+		[GPUBUF_DTYPE_U32] = { kDLUInt, 32 },
+		[GPUBUF_DTYPE_I64] = { kDLInt, 64 },
+		[GPUBUF_DTYPE_U64] = { kDLUInt, 64 },
+		[GPUBUF_DTYPE_COMPLEX64] = { kDLComplex, 64 },
+		[GPUBUF_DTYPE_COMPLEX128] = { kDLComplex, 128 },
+	};
+
+	if ((unsigned int)d >= sizeof(map) / sizeof(map[0]) || !map[d].bits)
+		return -EINVAL;
+	out->code = map[d].code;
+	out->bits = map[d].bits;
+	out->lanes = 1;
+	return 0;
+}
+
+/*
+ * Fill the DLTensor. data is the page-aligned buffer base and byte_offset
+ * locates element (0,0): dlpack.h asks for an aligned data pointer with
+ * the offset carried separately.
+ */
+static int gpubuf_dl_fill(struct gpubuf_dl *dl, DLTensor *t,
+			  const struct gpubuf_matrix *m, int device_type,
+			  int device_id)
+{
+	int err;
+
+	if (device_type != kDLCPU && device_type != kDLCUDAHost &&
+	    device_type != kDLROCMHost)
+		return -EINVAL;
+	if (device_id < 0 || (device_type == kDLCPU && device_id != 0))
+		return -EINVAL;
+	err = gpubuf_matrix_check(m);
+	if (err)
+		return err;
+	if (m->rows > INT64_MAX || m->cols > INT64_MAX || m->ld > INT64_MAX)
+		return -EOVERFLOW;
+	err = gpubuf_dl_dtype(m->dtype, &t->dtype);
+	if (err)
+		return err;
+	dl->shape[0] = (int64_t)m->rows;
+	dl->shape[1] = (int64_t)m->cols;
+	/* Strides count elements, not bytes. */
+	dl->strides[0] = m->layout == GPUBUF_ROW_MAJOR ? (int64_t)m->ld : 1;
+	dl->strides[1] = m->layout == GPUBUF_ROW_MAJOR ? 1 : (int64_t)m->ld;
+	t->data = m->buf->ptr;
+	t->byte_offset = m->offset;
+	t->device.device_type = (DLDeviceType)device_type;
+	t->device.device_id = device_id;
+	t->ndim = 2;
+	t->shape = dl->shape;
+	t->strides = dl->strides;
+	return 0;
+}
+
+static void gpubuf_dl_free(struct gpubuf_dl *dl)
+{
+	gpubuf_unref(dl->buf);
+	free(dl);
+}
+
+static void gpubuf_dl_delete_legacy(DLManagedTensor *self)
+{
+	if (self)
+		gpubuf_dl_free(self->manager_ctx);
+}
+
+GPUBUF_EXPORT int gpubuf_matrix_to_dlpack(const struct gpubuf_matrix *m,
+					  int device_type, int device_id,
+					  struct DLManagedTensor **out)
+{
+	GPUBUF_KEEP_ERRNO;
+	struct gpubuf_dl *dl;
+	int err;
+
+	if (!out || !m)
+		return -EINVAL;
+	dl = calloc(1, sizeof(*dl));
+	if (!dl)
+		return -ENOMEM;
+	err = gpubuf_dl_fill(dl, &dl->t.legacy.dl_tensor, m, device_type,
+			     device_id);
+	/* The legacy struct cannot say "read-only"; consumers would write. */
+	if (!err && (m->buf->flags & GPUBUF_BUF_READONLY))
+		err = -EROFS;
+	if (err) {
+		free(dl);
+		return err;
+	}
+	dl->buf = gpubuf_ref(m->buf);
+	dl->t.legacy.manager_ctx = dl;
+	dl->t.legacy.deleter = gpubuf_dl_delete_legacy;
+	*out = &dl->t.legacy;
+	return 0;
+}
+
+#ifdef GPUBUF_HAVE_DLPACK_V1
+static void gpubuf_dl_delete_v1(DLManagedTensorVersioned *self)
+{
+	if (self)
+		gpubuf_dl_free(self->manager_ctx);
+}
+
+GPUBUF_EXPORT int gpubuf_matrix_to_dlpack_versioned(
+	const struct gpubuf_matrix *m, int device_type, int device_id,
+	struct DLManagedTensorVersioned **out)
+{
+	struct gpubuf_dl *dl;
+	int err;
+
+	if (!out || !m)
+		return -EINVAL;
+	dl = calloc(1, sizeof(*dl));
+	if (!dl)
+		return -ENOMEM;
+	err = gpubuf_dl_fill(dl, &dl->t.v1.dl_tensor, m, device_type,
+			     device_id);
+	if (err) {
+		free(dl);
+		return err;
+	}
+	dl->buf = gpubuf_ref(m->buf);
+	dl->t.v1.version.major = DLPACK_MAJOR_VERSION;
+	dl->t.v1.version.minor = DLPACK_MINOR_VERSION;
+	dl->t.v1.manager_ctx = dl;
+	dl->t.v1.deleter = gpubuf_dl_delete_v1;
+	if (m->buf->flags & GPUBUF_BUF_READONLY)
+		dl->t.v1.flags |= DLPACK_FLAG_BITMASK_READ_ONLY;
+	*out = &dl->t.v1;
+	return 0;
+}
+#else
+GPUBUF_EXPORT int gpubuf_matrix_to_dlpack_versioned(
+	const struct gpubuf_matrix *m, int device_type, int device_id,
+	struct DLManagedTensorVersioned **out)
+{
+	(void)m, (void)device_type, (void)device_id, (void)out;
+	return -EOPNOTSUPP;	/* built against DLPack < 1.0 */
+}
+#endif
+
+#else /* !GPUBUF_HAVE_DLPACK */
+
+GPUBUF_EXPORT int gpubuf_matrix_to_dlpack(const struct gpubuf_matrix *m,
+					  int device_type, int device_id,
+					  struct DLManagedTensor **out)
+{
+	(void)m, (void)device_type, (void)device_id, (void)out;
+	return -EOPNOTSUPP;	/* built without <dlpack/dlpack.h> */
+}
+
+GPUBUF_EXPORT int gpubuf_matrix_to_dlpack_versioned(
+	const struct gpubuf_matrix *m, int device_type, int device_id,
+	struct DLManagedTensorVersioned **out)
+{
+	(void)m, (void)device_type, (void)device_id, (void)out;
+	return -EOPNOTSUPP;
+}
+
+#endif

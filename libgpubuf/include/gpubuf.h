@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libgpubuf: pinned, struct-page backed host buffers for GPUs.
+ *
+ * Conventions (every function):
+ *   - Failures return a negative errno value; errno is never used to report
+ *     and is left untouched. gpubuf_strerror() explains a value.
+ *   - Constructors return 0 and write the new object through an out-pointer;
+ *     on failure the out-pointer is not written.
+ *   - A struct gpubuf_ctx is immutable after gpubuf_open() and may be used
+ *     from any number of threads at once. Buffers are reference counted
+ *     atomically; a struct gpubuf_pool locks internally.
+ *   - Buffers do not depend on their context after creation: closing a
+ *     context with buffers still alive is allowed.
+ *
+ * Environment:
+ *   GPUBUF_BACKEND=module|memfd|auto  backend selection, see gpubuf_open(3).
+ *   Read with secure_getenv(), so ignored in set-user-ID programs.
+ *
+ * Inline functions: only the typed element accessors below are inline, so a
+ * loop over elements does not pay a library call per element. They depend
+ * only on the public struct gpubuf_matrix and on gpubuf_ptr(); everything
+ * touching private state is a real function behind the version script.
+ *
+ * DLPack: this header does not include <dlpack/dlpack.h>. It forward
+ * declares the DLPack structure tags, which the real header defines with
+ * the same tags, so programs not using DLPack need no DLPack installation
+ * and programs using it include <dlpack/dlpack.h> themselves.
+ */
+#ifndef GPUBUF_H
+#define GPUBUF_H
+
+#include <assert.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gpubuf/version.h>	/* generated from VERSION */
+#include <gpubuf/uapi.h>	/* bundled copy of <linux/gpubuf.h> */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* True when the header in use is at least version major.minor.patch. */
+#define GPUBUF_VERSION_AT_LEAST(major, minor, patch)			\
+	((GPUBUF_VERSION_MAJOR > (major)) ||				\
+	 (GPUBUF_VERSION_MAJOR == (major) && GPUBUF_VERSION_MINOR > (minor)) || \
+	 (GPUBUF_VERSION_MAJOR == (major) && GPUBUF_VERSION_MINOR == (minor) && \
+	  GPUBUF_VERSION_PATCH >= (patch)))
+
+struct gpubuf_ctx;
+struct gpubuf;
+struct gpubuf_pool;
+struct DLManagedTensor;
+struct DLManagedTensorVersioned;
+
+/* ---- versions ---------------------------------------------------------- */
+
+int gpubuf_version_major(void);
+int gpubuf_version_minor(void);
+int gpubuf_version_patch(void);
+/* 1 when the running library is at least major.minor.patch, else 0. */
+int gpubuf_version_at_least(int major, int minor, int patch);
+
+/* ---- context ----------------------------------------------------------- */
+
+enum gpubuf_backend {
+	GPUBUF_BACKEND_MODULE = 1,	/* /dev/gpubuf: buffers are dma-bufs */
+	GPUBUF_BACKEND_MEMFD = 2,	/* memfd + mlock: no dma-buf fd */
+};
+
+/* Fall back to the memfd backend when the module is absent. */
+#define GPUBUF_OPEN_ALLOW_MEMFD		(1u << 0)
+/* Use the memfd backend even if the module is present. */
+#define GPUBUF_OPEN_FORCE_MEMFD		(1u << 1)
+/* Ignore GPUBUF_BACKEND in the environment. */
+#define GPUBUF_OPEN_IGNORE_ENV		(1u << 2)
+#define GPUBUF_OPEN_VALID_FLAGS		(GPUBUF_OPEN_ALLOW_MEMFD | \
+					 GPUBUF_OPEN_FORCE_MEMFD | \
+					 GPUBUF_OPEN_IGNORE_ENV)
+
+int gpubuf_open(struct gpubuf_ctx **ctx, unsigned int flags);
+/* As gpubuf_open(); on failure also writes a message into msg (if len > 0). */
+int gpubuf_open_err(struct gpubuf_ctx **ctx, unsigned int flags,
+		    char *msg, size_t len);
+void gpubuf_close(struct gpubuf_ctx *ctx);
+enum gpubuf_backend gpubuf_backend(const struct gpubuf_ctx *ctx);
+int gpubuf_driver_version(const struct gpubuf_ctx *ctx,
+			  struct gpubuf_version *out);
+
+enum gpubuf_attr {
+	GPUBUF_ATTR_BACKEND = 1,	/* enum gpubuf_backend */
+	GPUBUF_ATTR_PAGE_SIZE = 2,	/* bytes */
+	GPUBUF_ATTR_DMABUF = 3,		/* 1 when buffers have a dma-buf fd */
+	GPUBUF_ATTR_DRIVER_ABI = 4,	/* driver ABI, 0 on memfd backend */
+	GPUBUF_ATTR_LIB_ABI = 5,	/* GPUBUF_ABI_VERSION of the library */
+};
+int gpubuf_query(const struct gpubuf_ctx *ctx, enum gpubuf_attr attr,
+		 uint64_t *value);
+
+const char *gpubuf_strerror(int err);
+
+/* ---- buffers ----------------------------------------------------------- */
+
+/*
+ * Allocation options. Set size to sizeof(struct gpubuf_alloc_opts) (the
+ * INIT macro does); the library accepts older (shorter, down to the end of
+ * numa_node) and newer (longer, with the unknown tail zero) versions.
+ */
+struct gpubuf_alloc_opts {
+	size_t size;
+	uint64_t flags;		/* GPUBUF_ALLOC_NUMA_STRICT */
+	int32_t numa_node;	/* GPUBUF_NUMA_ANY or a node number */
+	uint32_t reserved0;	/* must be 0 */
+	uint64_t reserved[4];	/* must be 0 */
+};
+#define GPUBUF_ALLOC_OPTS_INIT						\
+	{ sizeof(struct gpubuf_alloc_opts), 0, GPUBUF_NUMA_ANY, 0, { 0 } }
+
+int gpubuf_alloc(struct gpubuf_ctx *ctx, size_t size,
+		 const struct gpubuf_alloc_opts *opts, struct gpubuf **buf);
+int gpubuf_import(struct gpubuf_ctx *ctx, int dmabuf_fd, struct gpubuf **buf);
+struct gpubuf *gpubuf_ref(struct gpubuf *buf);
+void gpubuf_unref(struct gpubuf *buf);
+/* Current count; for tests and debugging, stale as soon as it returns. */
+unsigned int gpubuf_refcount(const struct gpubuf *buf);
+void *gpubuf_ptr(const struct gpubuf *buf);
+size_t gpubuf_size(const struct gpubuf *buf);
+int gpubuf_fd(const struct gpubuf *buf);
+int gpubuf_is_readonly(const struct gpubuf *buf);
+
+#define GPUBUF_ACCESS_READ	(1u << 0)
+#define GPUBUF_ACCESS_WRITE	(1u << 1)
+#define GPUBUF_ACCESS_RW	(GPUBUF_ACCESS_READ | GPUBUF_ACCESS_WRITE)
+int gpubuf_sync_begin(struct gpubuf *buf, unsigned int access);
+int gpubuf_sync_end(struct gpubuf *buf, unsigned int access);
+
+/* ---- dense matrices ---------------------------------------------------- */
+
+enum gpubuf_dtype {
+	GPUBUF_DTYPE_F16 = 1,
+	GPUBUF_DTYPE_BF16,
+	GPUBUF_DTYPE_F32,
+	GPUBUF_DTYPE_F64,
+	GPUBUF_DTYPE_I8,
+	GPUBUF_DTYPE_U8,
+	GPUBUF_DTYPE_I16,
+	GPUBUF_DTYPE_U16,
+	GPUBUF_DTYPE_I32,
+	GPUBUF_DTYPE_U32,
+	GPUBUF_DTYPE_I64,
+	GPUBUF_DTYPE_U64,
+	GPUBUF_DTYPE_COMPLEX64,		/* two f32 */
+	GPUBUF_DTYPE_COMPLEX128,	/* two f64 */
+};
+
+/* Bytes per element, 0 for an unknown dtype. */
+size_t gpubuf_dtype_size(enum gpubuf_dtype dtype);
+
+enum gpubuf_layout {
+	GPUBUF_ROW_MAJOR = 0,
+	GPUBUF_COL_MAJOR = 1,
+};
+
+/*
+ * A 2-D strided view of a buffer, a plain value. Element (r, c) lives at
+ * byte offset + (r * ld + c) * size (row-major) or offset + (c * ld + r) *
+ * size (col-major). A view borrows buf: it owns no reference unless it came
+ * from gpubuf_matrix_alloc() or was passed to gpubuf_matrix_ref(); such a
+ * matrix is given up with gpubuf_matrix_release().
+ */
+struct gpubuf_matrix {
+	struct gpubuf *buf;
+	size_t offset;		/* bytes from buffer start to element (0,0) */
+	size_t rows;
+	size_t cols;
+	size_t ld;		/* elements between row (col) starts */
+	enum gpubuf_dtype dtype;
+	enum gpubuf_layout layout;
+};
+
+int gpubuf_matrix_view(struct gpubuf *buf, size_t offset,
+		       enum gpubuf_dtype dtype, size_t rows, size_t cols,
+		       size_t ld, enum gpubuf_layout layout,
+		       struct gpubuf_matrix *out);
+int gpubuf_matrix_alloc(struct gpubuf_ctx *ctx, enum gpubuf_dtype dtype,
+			size_t rows, size_t cols, enum gpubuf_layout layout,
+			size_t align, struct gpubuf_matrix *out);
+int gpubuf_matrix_ref(const struct gpubuf_matrix *m);
+void gpubuf_matrix_release(struct gpubuf_matrix *m);
+int gpubuf_matrix_sub(const struct gpubuf_matrix *m, size_t row0, size_t col0,
+		      size_t rows, size_t cols, struct gpubuf_matrix *out);
+int gpubuf_matrix_transpose(const struct gpubuf_matrix *m,
+			    struct gpubuf_matrix *out);
+void *gpubuf_matrix_data(const struct gpubuf_matrix *m);
+/* Address of element (r, c), NULL when out of range or m is invalid. */
+void *gpubuf_matrix_elem(const struct gpubuf_matrix *m, size_t r, size_t c);
+/* Element as/from double for real dtypes (f16/bf16 converted). */
+int gpubuf_matrix_get(const struct gpubuf_matrix *m, size_t r, size_t c,
+		      double *value);
+int gpubuf_matrix_set(const struct gpubuf_matrix *m, size_t r, size_t c,
+		      double value);
+
+/*
+ * Typed element pointers. Preconditions (dtype matches, r < rows, c < cols)
+ * are checked with assert(), i.e. only in builds without NDEBUG.
+ */
+static inline void *gpubuf__matrix_at(const struct gpubuf_matrix *m,
+				      size_t r, size_t c, size_t esize)
+{
+	size_t i = m->layout == GPUBUF_ROW_MAJOR ? r * m->ld + c
+						 : c * m->ld + r;
+
+	assert(r < m->rows && c < m->cols);
+	return (char *)gpubuf_ptr(m->buf) + m->offset + i * esize;
+}
+
+#define GPUBUF__ACCESSOR(name, ctype, dt)				\
+static inline ctype *gpubuf_matrix_##name(const struct gpubuf_matrix *m, \
+					  size_t r, size_t c)		\
+{									\
+	assert(m->dtype == (dt));					\
+	return (ctype *)gpubuf__matrix_at(m, r, c, sizeof(ctype));	\
+}
+GPUBUF__ACCESSOR(f32, float, GPUBUF_DTYPE_F32)
+GPUBUF__ACCESSOR(f64, double, GPUBUF_DTYPE_F64)
+GPUBUF__ACCESSOR(i8, int8_t, GPUBUF_DTYPE_I8)
+GPUBUF__ACCESSOR(u8, uint8_t, GPUBUF_DTYPE_U8)
+GPUBUF__ACCESSOR(i32, int32_t, GPUBUF_DTYPE_I32)
+GPUBUF__ACCESSOR(i64, int64_t, GPUBUF_DTYPE_I64)
+#undef GPUBUF__ACCESSOR
+
+/* ---- sparse CSR -------------------------------------------------------- */
+
+/*
+ * Compressed sparse rows in one buffer: row_ptr has rows + 1 entries,
+ * col_idx and values have nnz entries each, at byte offsets into buf.
+ * Same ownership rule as struct gpubuf_matrix.
+ */
+struct gpubuf_csr {
+	struct gpubuf *buf;
+	size_t rows;
+	size_t cols;
+	size_t nnz;
+	enum gpubuf_dtype value_dtype;
+	enum gpubuf_dtype index_dtype;	/* GPUBUF_DTYPE_I32 or _I64 */
+	size_t row_ptr_offset;
+	size_t col_idx_offset;
+	size_t values_offset;
+};
+
+/* Alignment of each array placed by gpubuf_csr_alloc(). */
+#define GPUBUF_CSR_ALIGN	256
+
+int gpubuf_csr_alloc(struct gpubuf_ctx *ctx, size_t rows, size_t cols,
+		     size_t nnz, enum gpubuf_dtype value_dtype,
+		     enum gpubuf_dtype index_dtype, struct gpubuf_csr *out);
+int gpubuf_csr_view(struct gpubuf *buf, size_t rows, size_t cols, size_t nnz,
+		    enum gpubuf_dtype value_dtype,
+		    enum gpubuf_dtype index_dtype, size_t row_ptr_offset,
+		    size_t col_idx_offset, size_t values_offset,
+		    struct gpubuf_csr *out);
+void gpubuf_csr_release(struct gpubuf_csr *csr);
+void *gpubuf_csr_row_ptr(const struct gpubuf_csr *csr);
+void *gpubuf_csr_col_idx(const struct gpubuf_csr *csr);
+void *gpubuf_csr_values(const struct gpubuf_csr *csr);
+
+/* Also require column indices strictly increasing within each row. */
+#define GPUBUF_CSR_CHECK_SORTED		(1u << 0)
+#define GPUBUF_CSR_VALID_FLAGS		(GPUBUF_CSR_CHECK_SORTED)
+int gpubuf_csr_validate(const struct gpubuf_csr *csr, unsigned int flags,
+			size_t *bad_row);
+
+/* ---- DLPack ------------------------------------------------------------ */
+
+int gpubuf_matrix_to_dlpack(const struct gpubuf_matrix *m, int device_type,
+			    int device_id, struct DLManagedTensor **out);
+int gpubuf_matrix_to_dlpack_versioned(const struct gpubuf_matrix *m,
+				      int device_type, int device_id,
+				      struct DLManagedTensorVersioned **out);
+
+/* ---- pool -------------------------------------------------------------- */
+
+struct gpubuf_pool_opts {
+	size_t size;			/* sizeof(struct gpubuf_pool_opts) */
+	size_t max_cached_bytes;	/* bound on idle bytes; 0 = 64 MiB */
+	size_t max_class_bytes;		/* largest pooled size; 0 = 64 MiB */
+	struct gpubuf_alloc_opts alloc;	/* for new buffers; size 0 = default */
+	uint64_t reserved[4];		/* must be 0 */
+};
+#define GPUBUF_POOL_OPTS_INIT						\
+	{ sizeof(struct gpubuf_pool_opts), 0, 0, GPUBUF_ALLOC_OPTS_INIT, { 0 } }
+
+struct gpubuf_pool_stats {
+	uint64_t hits;			/* gets served from the cache */
+	uint64_t misses;		/* gets that allocated */
+	uint64_t puts;			/* buffers returned */
+	uint64_t drops;			/* returned buffers freed, not cached */
+	uint64_t cached_bytes;		/* idle bytes now */
+	uint64_t cached_buffers;	/* idle buffers now */
+	uint64_t reserved[4];		/* zero */
+};
+
+int gpubuf_pool_create(struct gpubuf_ctx *ctx,
+		       const struct gpubuf_pool_opts *opts,
+		       struct gpubuf_pool **pool);
+void gpubuf_pool_destroy(struct gpubuf_pool *pool);
+int gpubuf_pool_get(struct gpubuf_pool *pool, size_t size,
+		    struct gpubuf **buf);
+int gpubuf_pool_put(struct gpubuf_pool *pool, struct gpubuf *buf);
+void gpubuf_pool_trim(struct gpubuf_pool *pool);
+void gpubuf_pool_stats(struct gpubuf_pool *pool,
+		       struct gpubuf_pool_stats *stats);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GPUBUF_H */

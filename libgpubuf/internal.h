@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private to libgpubuf: never installed, never included by gpubuf.h.
+ */
+#ifndef GPUBUF_INTERNAL_H
+#define GPUBUF_INTERNAL_H
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "gpubuf.h"
+
+/* Everything else is hidden by -fvisibility=hidden and the version script. */
+#define GPUBUF_EXPORT __attribute__((visibility("default")))
+
+_Static_assert(sizeof(struct gpubuf_version) == GPUBUF_VERSION_SIZE_VER0,
+	       "uapi struct gpubuf_version size");
+_Static_assert(sizeof(struct gpubuf_alloc) == GPUBUF_ALLOC_SIZE_VER0,
+	       "uapi struct gpubuf_alloc size");
+_Static_assert(sizeof(struct gpubuf_info) == GPUBUF_INFO_SIZE_VER0,
+	       "uapi struct gpubuf_info size");
+
+static inline void gpubuf_restore_errno(int *saved)
+{
+	errno = *saved;
+}
+
+/*
+ * errno is not how libgpubuf reports errors, and a caller must not find it
+ * changed by the system calls we make: put this first in such functions.
+ */
+#define GPUBUF_KEEP_ERRNO						\
+	int gpubuf_saved_errno_ __attribute__((unused,			\
+		cleanup(gpubuf_restore_errno)))				\
+		= errno
+
+/* Immutable after gpubuf_open(), hence shareable between threads unlocked. */
+struct gpubuf_ctx {
+	enum gpubuf_backend backend;
+	int fd;				/* /dev/gpubuf, -1 on memfd backend */
+	size_t page_size;
+	struct gpubuf_version drv;	/* zero on memfd backend */
+};
+
+#define GPUBUF_BUF_READONLY	(1u << 0)	/* mapped PROT_READ only */
+#define GPUBUF_BUF_IMPORTED	(1u << 1)	/* from gpubuf_import() */
+
+struct gpubuf {
+	atomic_uint refs;
+	enum gpubuf_backend backend;
+	unsigned int flags;		/* GPUBUF_BUF_* */
+	int fd;				/* dma-buf fd, -1 for memfd buffers */
+	void *ptr;
+	size_t size;			/* mapped bytes, page multiple */
+	struct gpubuf *next;		/* pool free list link, pool lock */
+};
+
+/* Round x up to a power-of-two a; false on overflow. */
+static inline bool gpubuf_align_up(size_t x, size_t a, size_t *out)
+{
+	size_t t;
+
+	if (__builtin_add_overflow(x, a - 1, &t))
+		return false;
+	*out = t & ~(a - 1);
+	return true;
+}
+
+static inline bool gpubuf_is_pow2(size_t x)
+{
+	return x && !(x & (x - 1));
+}
+
+int gpubuf_matrix_check(const struct gpubuf_matrix *m);
+int gpubuf_alloc_opts_get(const struct gpubuf_alloc_opts *in,
+			  struct gpubuf_alloc_opts *o);
+int gpubuf_ext_copy(void *dst, size_t dst_size, const void *src,
+		    size_t src_size, size_t min_size);
+
+#endif /* GPUBUF_INTERNAL_H */

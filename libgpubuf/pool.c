@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Buffer pool: power-of-two size classes from the page size up to
+ * max_class_bytes, one LIFO free list per class, and a bound on the bytes
+ * held idle. Allocation happens outside the lock so a slow GPUBUF_IOC_ALLOC
+ * does not serialise other threads' cache hits.
+ *
+ * Locking: pool->lock protects free[], the gpubuf.next links of cached
+ * buffers and st. It is a leaf lock; nothing else is taken under it.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#define GPUBUF_POOL_DEFAULT_BYTES	(64u << 20)
+#define GPUBUF_POOL_CLASSES		(sizeof(size_t) * 8)
+
+struct gpubuf_pool {
+	struct gpubuf_ctx *ctx;		/* borrowed; must outlive the pool */
+	struct gpubuf_alloc_opts alloc;
+	size_t max_cached;
+	size_t max_class;
+	pthread_mutex_t lock;
+	struct gpubuf *free[GPUBUF_POOL_CLASSES];	/* by log2(size) */
+	struct gpubuf_pool_stats st;
+};
+
+static unsigned int gpubuf_log2(size_t pow2)
+{
+	return (unsigned int)__builtin_ctzl(pow2);
+}
+
+/* Class size for a request, 0 when it is above the largest class. */
+static size_t gpubuf_pool_class(const struct gpubuf_pool *p, size_t size)
+{
+	size_t c = p->ctx->page_size;
+
+	while (c < size) {
+		if (c > p->max_class / 2)
+			return 0;
+		c <<= 1;
+	}
+	return c <= p->max_class ? c : 0;
+}
+
+GPUBUF_EXPORT int gpubuf_pool_create(struct gpubuf_ctx *ctx,
+				     const struct gpubuf_pool_opts *opts,
+				     struct gpubuf_pool **poolp)
+{
+	GPUBUF_KEEP_ERRNO;
+	struct gpubuf_pool_opts o = GPUBUF_POOL_OPTS_INIT;
+	const struct gpubuf_alloc_opts def = GPUBUF_ALLOC_OPTS_INIT;
+	struct gpubuf_pool *p;
+	int err;
+
+	if (!ctx || !poolp)
+		return -EINVAL;
+	if (opts) {
+		err = gpubuf_ext_copy(&o, sizeof(o), opts, opts->size,
+				      offsetof(struct gpubuf_pool_opts, alloc));
+		if (err)
+			return err;
+	}
+	if (o.reserved[0] || o.reserved[1] || o.reserved[2] || o.reserved[3])
+		return -EINVAL;
+	if (!o.alloc.size) {
+		o.alloc = def;
+	} else {
+		struct gpubuf_alloc_opts in = o.alloc;
+
+		err = gpubuf_alloc_opts_get(&in, &o.alloc);
+		if (err)
+			return err;
+	}
+	if (!o.max_cached_bytes)
+		o.max_cached_bytes = GPUBUF_POOL_DEFAULT_BYTES;
+	if (!o.max_class_bytes)
+		o.max_class_bytes = GPUBUF_POOL_DEFAULT_BYTES;
+	if (o.max_class_bytes < ctx->page_size)
+		return -EINVAL;
+
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	err = -pthread_mutex_init(&p->lock, NULL);
+	if (err) {
+		free(p);
+		return err;
+	}
+	p->ctx = ctx;
+	p->alloc = o.alloc;
+	p->max_cached = o.max_cached_bytes;
+	p->max_class = o.max_class_bytes;
+	*poolp = p;
+	return 0;
+}
+
+GPUBUF_EXPORT int gpubuf_pool_get(struct gpubuf_pool *p, size_t size,
+				  struct gpubuf **bufp)
+{
+	GPUBUF_KEEP_ERRNO;
+	struct gpubuf *buf = NULL;
+	size_t cls;
+
+	if (!p || !bufp || !size)
+		return -EINVAL;
+	cls = gpubuf_pool_class(p, size);
+	pthread_mutex_lock(&p->lock);
+	if (cls && p->free[gpubuf_log2(cls)]) {
+		buf = p->free[gpubuf_log2(cls)];
+		p->free[gpubuf_log2(cls)] = buf->next;
+		buf->next = NULL;
+		p->st.hits++;
+		p->st.cached_bytes -= buf->size;
+		p->st.cached_buffers--;
+	} else {
+		p->st.misses++;
+	}
+	pthread_mutex_unlock(&p->lock);
+	if (buf) {
+		*bufp = buf;
+		return 0;
+	}
+	/* Above the largest class: an ordinary allocation, never cached. */
+	return gpubuf_alloc(p->ctx, cls ? cls : size, &p->alloc, bufp);
+}
+
+/*
+ * Takes over the caller's reference. Only a buffer nobody else references
+ * is cached: a DLPack consumer or a second holder may still be using it.
+ */
+GPUBUF_EXPORT int gpubuf_pool_put(struct gpubuf_pool *p, struct gpubuf *buf)
+{
+	GPUBUF_KEEP_ERRNO;
+	bool keep;
+
+	if (!p || !buf)
+		return -EINVAL;
+	keep = gpubuf_refcount(buf) == 1 && !buf->flags &&
+	       buf->backend == p->ctx->backend &&
+	       gpubuf_pool_class(p, buf->size) == buf->size;
+	pthread_mutex_lock(&p->lock);
+	p->st.puts++;
+	if (keep && p->max_cached - p->st.cached_bytes >= buf->size) {
+		buf->next = p->free[gpubuf_log2(buf->size)];
+		p->free[gpubuf_log2(buf->size)] = buf;
+		p->st.cached_bytes += buf->size;
+		p->st.cached_buffers++;
+	} else {
+		keep = false;
+		p->st.drops++;
+	}
+	pthread_mutex_unlock(&p->lock);
+	if (!keep)
+		gpubuf_unref(buf);
+	return 0;
+}
+
+GPUBUF_EXPORT void gpubuf_pool_trim(struct gpubuf_pool *p)
+{
+	GPUBUF_KEEP_ERRNO;
+	struct gpubuf *lists[GPUBUF_POOL_CLASSES], *b, *next;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->lock);
+	memcpy(lists, p->free, sizeof(lists));
+	memset(p->free, 0, sizeof(p->free));
+	p->st.cached_bytes = 0;
+	p->st.cached_buffers = 0;
+	pthread_mutex_unlock(&p->lock);
+	/* munmap outside the lock: it can be slow for big buffers. */
+	for (size_t i = 0; i < GPUBUF_POOL_CLASSES; i++) {
+		for (b = lists[i]; b; b = next) {
+			next = b->next;
+			b->next = NULL;
+			gpubuf_unref(b);
+		}
+	}
+}
+
+GPUBUF_EXPORT void gpubuf_pool_destroy(struct gpubuf_pool *p)
+{
+	GPUBUF_KEEP_ERRNO;
+	if (!p)
+		return;
+	gpubuf_pool_trim(p);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+}
+
+GPUBUF_EXPORT void gpubuf_pool_stats(struct gpubuf_pool *p,
+				     struct gpubuf_pool_stats *st)
+{
+	if (!p || !st)
+		return;
+	pthread_mutex_lock(&p->lock);
+	*st = p->st;
+	pthread_mutex_unlock(&p->lock);
+}

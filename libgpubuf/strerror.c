@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Error texts. Codes with a gpubuf-specific cause get a hint at the fix;
+ * the rest use the C library's description. Everything returned is a
+ * string constant, so the function is thread-safe (strerror() is not).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "internal.h"
+
+GPUBUF_EXPORT const char *gpubuf_strerror(int err)
+{
+	const char *s = NULL;
+
+	if (err < 0)
+		err = -err;
+	switch (err) {
+	case 0:
+		return "success";
+	case EACCES:
+		return "permission denied: add yourself to the group that owns /dev/gpubuf";
+	case ENOENT:
+		return "gpubuf module not loaded (modprobe gpubuf)";
+	case EPROTO:
+		return "driver/library ABI mismatch";
+	case EBADFD:
+		return "file descriptor is not a dma-buf";
+	case ERANGE:
+		return "out of range: view or index outside its buffer or matrix";
+	case EOVERFLOW:
+		return "size computation overflows";
+	case EFBIG:
+		return "buffer larger than the module's max_buffer_bytes";
+	case ENOSPC:
+		return "module's max_total_bytes limit reached";
+	case ENOMEM:
+		return "out of memory (or memory cgroup limit or RLIMIT_MEMLOCK reached)";
+	case E2BIG:
+		return "options structure from a newer caller has unknown non-zero fields";
+	case EROFS:
+		return "buffer is mapped read-only";
+	case EOPNOTSUPP:
+		return "not supported by this backend or build";
+	case ENODEV:
+		return "no gpubuf driver in use (memfd backend)";
+	}
+#ifdef __GLIBC__
+	s = strerrordesc_np(err);
+#endif
+	return s ? s : "unknown error";
+}

@@ -1,0 +1,387 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Description: buffer allocation on the active backend, option checking,
+ * reference counting, CPU-access sync, and import of dma-bufs (our own and
+ * a vgem dumb buffer) and of things that are not dma-bufs.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#if __has_include(<drm/drm.h>)
+#include <drm/drm.h>
+#include <drm/drm_mode.h>
+#else
+#include <libdrm/drm.h>
+#include <libdrm/drm_mode.h>
+#endif
+
+#include "tap.h"
+
+/* "Locked:" of the smaps entry that starts at addr, in kB; -1 if absent. */
+static long t_locked_kb(const void *addr)
+{
+	unsigned long lo, hi;
+	char line[256];
+	FILE *f = fopen("/proc/self/smaps", "r");
+	int in = 0;
+	long kb = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		/* Entry headers are "lo-hi perms ..."; fields are "Name: n". */
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2)
+			in = lo == (unsigned long)addr;
+		else if (in && sscanf(line, "Locked: %ld kB", &kb) == 1)
+			break;
+	}
+	fclose(f);
+	return kb;
+}
+
+static int alloc_is_zeroed_and_writable(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	size_t ps = (size_t)sysconf(_SC_PAGESIZE);
+	struct gpubuf *buf;
+	unsigned char *p;
+
+	T_EQ(gpubuf_alloc(ctx, 3 * ps + 1, NULL, &buf), 0);
+	T_EQ(gpubuf_size(buf), 4 * ps);		/* rounded to pages */
+	p = gpubuf_ptr(buf);
+	T_CHECK(p && ((uintptr_t)p % ps) == 0);
+	for (size_t i = 0; i < gpubuf_size(buf); i++)
+		T_EQ(p[i], 0);
+	for (size_t i = 0; i < gpubuf_size(buf); i++)
+		p[i] = (unsigned char)(i * 7);
+	for (size_t i = 0; i < gpubuf_size(buf); i++)
+		T_EQ(p[i], (unsigned char)(i * 7));
+	if (gpubuf_backend(ctx) == GPUBUF_BACKEND_MEMFD)
+		T_EQ(gpubuf_fd(buf), -1);
+	else
+		T_CHECK(gpubuf_fd(buf) >= 0);
+	T_EQ(gpubuf_is_readonly(buf), 0);
+	gpubuf_unref(buf);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+static int memfd_buffer_is_mlocked(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf *buf;
+	long kb;
+
+	if (gpubuf_backend(ctx) != GPUBUF_BACKEND_MEMFD) {
+		gpubuf_close(ctx);
+		return t_skip("not the memfd backend");
+	}
+	T_EQ(gpubuf_alloc(ctx, 1 << 20, NULL, &buf), 0);
+	kb = t_locked_kb(gpubuf_ptr(buf));
+	if (kb < 0) {
+		gpubuf_unref(buf);
+		gpubuf_close(ctx);
+		return t_skip("no Locked: field in /proc/self/smaps");
+	}
+	T_EQ(kb, 1024);
+	gpubuf_unref(buf);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+static int alloc_rejects_bad_options(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_alloc_opts o = GPUBUF_ALLOC_OPTS_INIT;
+	struct {
+		struct gpubuf_alloc_opts o;
+		uint64_t future;
+	} big;
+	struct gpubuf *buf = NULL, *sentinel = (struct gpubuf *)&buf;
+
+	buf = sentinel;
+	T_EQ(gpubuf_alloc(ctx, 0, NULL, &buf), -EINVAL);
+	T_EQ(gpubuf_alloc(ctx, SIZE_MAX, NULL, &buf), -EINVAL);
+	T_EQ(gpubuf_alloc(ctx, 4096, NULL, NULL), -EINVAL);
+	T_EQ(gpubuf_alloc(NULL, 4096, NULL, &buf), -EINVAL);
+	o.reserved0 = 1;
+	T_EQ(gpubuf_alloc(ctx, 4096, &o, &buf), -EINVAL);
+	o.reserved0 = 0;
+	o.reserved[3] = 1;
+	T_EQ(gpubuf_alloc(ctx, 4096, &o, &buf), -EINVAL);
+	o.reserved[3] = 0;
+	o.flags = 1ull << 40;
+	T_EQ(gpubuf_alloc(ctx, 4096, &o, &buf), -EINVAL);
+	o.flags = GPUBUF_ALLOC_NUMA_STRICT;	/* with GPUBUF_NUMA_ANY */
+	T_EQ(gpubuf_alloc(ctx, 4096, &o, &buf), -EINVAL);
+	o.flags = 0;
+	o.numa_node = -2;
+	T_EQ(gpubuf_alloc(ctx, 4096, &o, &buf), -EINVAL);
+	o.numa_node = GPUBUF_NUMA_ANY;
+	o.size = 8;				/* shorter than numa_node */
+	T_EQ(gpubuf_alloc(ctx, 4096, &o, &buf), -EINVAL);
+	T_CHECK(buf == sentinel);		/* never written on failure */
+
+	/* A newer caller's larger struct: fine iff the tail is zero. */
+	memset(&big, 0, sizeof(big));
+	big.o.size = sizeof(big);
+	big.o.numa_node = GPUBUF_NUMA_ANY;
+	big.future = 1;
+	T_EQ(gpubuf_alloc(ctx, 4096, &big.o, &buf), -E2BIG);
+	big.future = 0;
+	T_EQ(gpubuf_alloc(ctx, 4096, &big.o, &buf), 0);
+	gpubuf_unref(buf);
+	/* An older caller's shorter struct (no reserved fields) works. */
+	o.size = offsetof(struct gpubuf_alloc_opts, reserved0);
+	o.reserved0 = 7;			/* beyond its size: ignored */
+	T_EQ(gpubuf_alloc(ctx, 4096, &o, &buf), 0);
+	gpubuf_unref(buf);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+static int memfd_numa_strict_unsupported(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_alloc_opts o = GPUBUF_ALLOC_OPTS_INIT;
+	struct gpubuf *buf;
+
+	if (gpubuf_backend(ctx) != GPUBUF_BACKEND_MEMFD) {
+		gpubuf_close(ctx);
+		return t_skip("not the memfd backend");
+	}
+	o.numa_node = 0;
+	T_EQ(gpubuf_alloc(ctx, 4096, &o, &buf), 0);	/* a hint: ignored */
+	gpubuf_unref(buf);
+	o.flags = GPUBUF_ALLOC_NUMA_STRICT;
+	T_EQ(gpubuf_alloc(ctx, 4096, &o, &buf), -EOPNOTSUPP);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+static int refcount_counts(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf *buf;
+
+	T_EQ(gpubuf_alloc(ctx, 1, NULL, &buf), 0);
+	T_EQ(gpubuf_refcount(buf), 1);
+	T_CHECK(gpubuf_ref(buf) == buf);
+	T_EQ(gpubuf_refcount(buf), 2);
+	gpubuf_unref(buf);
+	T_EQ(gpubuf_refcount(buf), 1);
+	/* The context may go first: buffers do not need it. */
+	gpubuf_close(ctx);
+	((volatile char *)gpubuf_ptr(buf))[0] = 1;
+	gpubuf_unref(buf);
+	gpubuf_unref(NULL);
+	T_CHECK(gpubuf_ref(NULL) == NULL);
+	T_EQ(gpubuf_refcount(NULL), 0);
+	return T_PASS;
+}
+
+static int sync_validates_access(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf *buf;
+
+	T_EQ(gpubuf_alloc(ctx, 4096, NULL, &buf), 0);
+	T_EQ(gpubuf_sync_begin(buf, 0), -EINVAL);
+	T_EQ(gpubuf_sync_begin(buf, 1u << 2), -EINVAL);
+	T_EQ(gpubuf_sync_end(buf, GPUBUF_ACCESS_RW | 8), -EINVAL);
+	T_EQ(gpubuf_sync_begin(NULL, GPUBUF_ACCESS_READ), -EINVAL);
+	T_EQ(gpubuf_sync_begin(buf, GPUBUF_ACCESS_READ), 0);
+	T_EQ(gpubuf_sync_end(buf, GPUBUF_ACCESS_READ), 0);
+	T_EQ(gpubuf_sync_begin(buf, GPUBUF_ACCESS_WRITE), 0);
+	T_EQ(gpubuf_sync_end(buf, GPUBUF_ACCESS_WRITE), 0);
+	T_EQ(gpubuf_sync_begin(buf, GPUBUF_ACCESS_RW), 0);
+	T_EQ(gpubuf_sync_end(buf, GPUBUF_ACCESS_RW), 0);
+	gpubuf_unref(buf);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+static int import_rejects_non_dmabuf(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf *buf = NULL;
+	int pfd[2], mfd, nfd;
+
+	T_EQ(gpubuf_import(ctx, -1, &buf), -EBADF);
+	nfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	T_CHECK(nfd >= 0);
+	T_EQ(gpubuf_import(ctx, nfd, &buf), -EBADFD);
+	close(nfd);
+	T_EQ(gpubuf_import(ctx, nfd, &buf), -EBADF);	/* closed now */
+	mfd = memfd_create("t", MFD_CLOEXEC);
+	T_CHECK(mfd >= 0 && ftruncate(mfd, 4096) == 0);
+	T_EQ(gpubuf_import(ctx, mfd, &buf), -EBADFD);
+	close(mfd);
+	T_CHECK(pipe(pfd) == 0);
+	T_EQ(gpubuf_import(ctx, pfd[0], &buf), -EBADFD);
+	close(pfd[0]);
+	close(pfd[1]);
+	T_CHECK(buf == NULL);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+static int module_alloc_is_gpubuf_dmabuf(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_info info;
+	struct gpubuf *buf;
+	struct statfs sfs;
+	int dev;
+
+	if (gpubuf_backend(ctx) != GPUBUF_BACKEND_MODULE) {
+		gpubuf_close(ctx);
+		return t_skip("not the module backend");
+	}
+	T_EQ(gpubuf_alloc(ctx, 10000, NULL, &buf), 0);
+	T_CHECK(gpubuf_fd(buf) >= 0);
+	T_EQ(fstatfs(gpubuf_fd(buf), &sfs), 0);
+	T_EQ(sfs.f_type, 0x444d4142);	/* DMA_BUF_MAGIC */
+	T_EQ(fcntl(gpubuf_fd(buf), F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+	dev = open(GPUBUF_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	T_CHECK(dev >= 0);
+	memset(&info, 0, sizeof(info));
+	info.fd = gpubuf_fd(buf);
+	T_EQ(ioctl(dev, GPUBUF_IOC_INFO, &info), 0);
+	T_EQ(info.size, gpubuf_size(buf));
+	T_EQ(info.numa_node, GPUBUF_NUMA_ANY);
+	close(dev);
+	gpubuf_unref(buf);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+static int module_import_shares_pages(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf *a, *b;
+	uint32_t *pa, *pb;
+	size_t n;
+
+	if (gpubuf_backend(ctx) != GPUBUF_BACKEND_MODULE) {
+		gpubuf_close(ctx);
+		return t_skip("not the module backend");
+	}
+	T_EQ(gpubuf_alloc(ctx, 65536, NULL, &a), 0);
+	pa = gpubuf_ptr(a);
+	n = gpubuf_size(a) / sizeof(*pa);
+	T_EQ(gpubuf_sync_begin(a, GPUBUF_ACCESS_WRITE), 0);
+	for (size_t i = 0; i < n; i++)
+		pa[i] = (uint32_t)(i * 2654435761u);
+	T_EQ(gpubuf_sync_end(a, GPUBUF_ACCESS_WRITE), 0);
+	T_EQ(gpubuf_import(ctx, gpubuf_fd(a), &b), 0);
+	T_EQ(gpubuf_size(b), gpubuf_size(a));
+	T_CHECK(gpubuf_fd(b) != gpubuf_fd(a));
+	pb = gpubuf_ptr(b);
+	T_CHECK(pb != pa);
+	T_EQ(gpubuf_sync_begin(b, GPUBUF_ACCESS_RW), 0);
+	for (size_t i = 0; i < n; i++)
+		T_EQ(pb[i], (uint32_t)(i * 2654435761u));
+	pb[n - 1] = 0xdeadbeef;
+	T_EQ(gpubuf_sync_end(b, GPUBUF_ACCESS_RW), 0);
+	gpubuf_unref(a);	/* b keeps the dma-buf alive */
+	T_EQ(pb[n - 1], 0xdeadbeef);
+	T_EQ(pb[0], 0);
+	gpubuf_unref(b);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+/* First /dev/dri/card* whose driver is vgem, or -1. */
+static int t_open_vgem(void)
+{
+	for (int i = 0; i < 16; i++) {
+		struct drm_version v;
+		char path[32], name[64];
+		int fd;
+
+		snprintf(path, sizeof(path), "/dev/dri/card%d", i);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		memset(&v, 0, sizeof(v));
+		memset(name, 0, sizeof(name));
+		v.name = name;
+		v.name_len = sizeof(name) - 1;
+		if (ioctl(fd, DRM_IOCTL_VERSION, &v) == 0 &&
+		    !strcmp(name, "vgem"))
+			return fd;
+		close(fd);
+	}
+	return -1;
+}
+
+static int vgem_dumb_buffer_imports(void)
+{
+	struct drm_mode_create_dumb create;
+	struct drm_prime_handle prime;
+	struct drm_gem_close gclose;
+	struct gpubuf_ctx *ctx;
+	struct gpubuf *buf;
+	uint32_t *p, *q;
+	int card = t_open_vgem();
+
+	if (card < 0)
+		return t_skip("no vgem card in /dev/dri (modprobe vgem)");
+	ctx = t_open();
+	memset(&create, 0, sizeof(create));
+	create.width = 1024;
+	create.height = 4;
+	create.bpp = 32;
+	T_EQ(ioctl(card, DRM_IOCTL_MODE_CREATE_DUMB, &create), 0);
+	memset(&prime, 0, sizeof(prime));
+	prime.handle = create.handle;
+	prime.flags = DRM_CLOEXEC | DRM_RDWR;
+	T_EQ(ioctl(card, DRM_IOCTL_PRIME_HANDLE_TO_FD, &prime), 0);
+
+	T_EQ(gpubuf_import(ctx, prime.fd, &buf), 0);
+	T_CHECK(gpubuf_size(buf) >= create.size);
+	T_EQ(gpubuf_is_readonly(buf), 0);
+	p = gpubuf_ptr(buf);
+	T_EQ(gpubuf_sync_begin(buf, GPUBUF_ACCESS_WRITE), 0);
+	for (size_t i = 0; i < create.size / 4; i++)
+		p[i] = (uint32_t)i ^ 0x5a5a5a5a;
+	T_EQ(gpubuf_sync_end(buf, GPUBUF_ACCESS_WRITE), 0);
+	/* A second, independent mapping of the same dma-buf sees the data. */
+	q = mmap(NULL, create.size, PROT_READ, MAP_SHARED, prime.fd, 0);
+	T_CHECK(q != MAP_FAILED);
+	for (size_t i = 0; i < create.size / 4; i++)
+		T_EQ(q[i], (uint32_t)i ^ 0x5a5a5a5a);
+	munmap(q, create.size);
+	gpubuf_unref(buf);
+	close(prime.fd);
+	memset(&gclose, 0, sizeof(gclose));
+	gclose.handle = create.handle;
+	ioctl(card, DRM_IOCTL_GEM_CLOSE, &gclose);
+	close(card);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+int main(void)
+{
+	static const struct t_test tests[] = {
+		T_TEST(alloc_is_zeroed_and_writable),
+		T_TEST_ON(T_MEMFD, memfd_buffer_is_mlocked),
+		T_TEST(alloc_rejects_bad_options),
+		T_TEST_ON(T_MEMFD, memfd_numa_strict_unsupported),
+		T_TEST(refcount_counts),
+		T_TEST(sync_validates_access),
+		T_TEST(import_rejects_non_dmabuf),
+		T_TEST_ON(T_MODULE, module_alloc_is_gpubuf_dmabuf),
+		T_TEST_ON(T_MODULE, module_import_shares_pages),
+		T_TEST_ON(T_VGEM, vgem_dumb_buffer_imports),
+	};
+
+	return T_RUN(tests);
+}

@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Description: buffer pool size classes, reuse, the idle-byte bound, and
+ * a thread-safety smoke test of pool get/put and plain alloc/ref/unref.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+
+#include "tap.h"
+
+static size_t t_ps(void)
+{
+	return (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static int put_buffer_is_reused(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_pool_stats st;
+	struct gpubuf_pool *pool;
+	struct gpubuf *a, *b;
+
+	T_EQ(gpubuf_pool_create(ctx, NULL, &pool), 0);
+	T_EQ(gpubuf_pool_get(pool, t_ps() + 1, &a), 0);
+	T_EQ(gpubuf_size(a), 2 * t_ps());	/* next power of two */
+	T_EQ(gpubuf_pool_put(pool, a), 0);
+	gpubuf_pool_stats(pool, &st);
+	T_EQ(st.cached_bytes, 2 * t_ps());
+	T_EQ(st.cached_buffers, 1);
+	T_EQ(gpubuf_pool_get(pool, 2 * t_ps(), &b), 0);	/* same class */
+	T_CHECK(b == a);
+	gpubuf_pool_stats(pool, &st);
+	T_EQ(st.hits, 1);
+	T_EQ(st.misses, 1);
+	T_EQ(st.cached_bytes, 0);
+	T_EQ(gpubuf_pool_get(pool, 1, &a), 0);		/* other class */
+	T_CHECK(a != b);
+	T_EQ(gpubuf_size(a), t_ps());
+	gpubuf_pool_stats(pool, &st);
+	T_EQ(st.misses, 2);
+	gpubuf_pool_put(pool, a);
+	gpubuf_pool_put(pool, b);
+	gpubuf_pool_destroy(pool);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+static int idle_bytes_are_bounded(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_pool_opts o = GPUBUF_POOL_OPTS_INIT;
+	struct gpubuf_pool_stats st;
+	struct gpubuf_pool *pool;
+	struct gpubuf *b[4], *big;
+
+	o.max_cached_bytes = 3 * t_ps();
+	o.max_class_bytes = 4 * t_ps();
+	T_EQ(gpubuf_pool_create(ctx, &o, &pool), 0);
+	for (int i = 0; i < 4; i++)
+		T_EQ(gpubuf_pool_get(pool, t_ps(), &b[i]), 0);
+	for (int i = 0; i < 4; i++)
+		T_EQ(gpubuf_pool_put(pool, b[i]), 0);
+	gpubuf_pool_stats(pool, &st);
+	T_EQ(st.cached_bytes, 3 * t_ps());
+	T_EQ(st.cached_buffers, 3);
+	T_EQ(st.puts, 4);
+	T_EQ(st.drops, 1);
+	/* Above the largest class: served, never cached. */
+	T_EQ(gpubuf_pool_get(pool, 5 * t_ps(), &big), 0);
+	T_EQ(gpubuf_size(big), 5 * t_ps());
+	T_EQ(gpubuf_pool_put(pool, big), 0);
+	gpubuf_pool_stats(pool, &st);
+	T_EQ(st.drops, 2);
+	T_EQ(st.cached_bytes, 3 * t_ps());
+	gpubuf_pool_trim(pool);
+	gpubuf_pool_stats(pool, &st);
+	T_EQ(st.cached_bytes, 0);
+	T_EQ(st.cached_buffers, 0);
+	gpubuf_pool_destroy(pool);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+static int shared_or_foreign_buffers_not_cached(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_pool_stats st;
+	struct gpubuf_pool *pool;
+	struct gpubuf *a, *odd;
+
+	T_EQ(gpubuf_pool_create(ctx, NULL, &pool), 0);
+	T_EQ(gpubuf_pool_get(pool, t_ps(), &a), 0);
+	gpubuf_ref(a);				/* someone else still uses it */
+	T_EQ(gpubuf_pool_put(pool, a), 0);
+	T_EQ(gpubuf_refcount(a), 1);
+	gpubuf_pool_stats(pool, &st);
+	T_EQ(st.cached_buffers, 0);
+	gpubuf_unref(a);
+	T_EQ(gpubuf_alloc(ctx, 3 * t_ps(), NULL, &odd), 0);	/* no class */
+	T_EQ(gpubuf_pool_put(pool, odd), 0);
+	gpubuf_pool_stats(pool, &st);
+	T_EQ(st.cached_buffers, 0);
+	T_EQ(st.drops, 2);
+	T_EQ(gpubuf_pool_put(pool, NULL), -EINVAL);
+	T_EQ(gpubuf_pool_get(pool, 0, &a), -EINVAL);
+	gpubuf_pool_destroy(pool);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+static int create_checks_options(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_pool_opts o = GPUBUF_POOL_OPTS_INIT;
+	struct gpubuf_pool *pool;
+	struct {
+		struct gpubuf_pool_opts o;
+		uint64_t future;
+	} big;
+
+	o.reserved[0] = 1;
+	T_EQ(gpubuf_pool_create(ctx, &o, &pool), -EINVAL);
+	o.reserved[0] = 0;
+	o.max_class_bytes = 100;
+	T_EQ(gpubuf_pool_create(ctx, &o, &pool), -EINVAL);
+	o.max_class_bytes = 0;
+	o.alloc.reserved0 = 1;
+	T_EQ(gpubuf_pool_create(ctx, &o, &pool), -EINVAL);
+	o.alloc.reserved0 = 0;
+	o.size = 4;
+	T_EQ(gpubuf_pool_create(ctx, &o, &pool), -EINVAL);
+	memset(&big, 0, sizeof(big));
+	big.o.size = sizeof(big);
+	big.future = 3;
+	T_EQ(gpubuf_pool_create(ctx, &big.o, &pool), -E2BIG);
+	o.size = sizeof(o);
+	T_EQ(gpubuf_pool_create(ctx, &o, &pool), 0);
+	gpubuf_pool_destroy(pool);
+	gpubuf_pool_destroy(NULL);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+#define T_THREADS 6
+#define T_ITERS 400
+
+struct t_arg {
+	struct gpubuf_ctx *ctx;
+	struct gpubuf_pool *pool;
+	struct gpubuf *shared;
+	unsigned int seed;
+	int failed;
+};
+
+static void *t_worker(void *p)
+{
+	struct t_arg *a = p;
+
+	for (int i = 0; i < T_ITERS; i++) {
+		size_t sz = ((size_t)1 << (rand_r(&a->seed) % 4)) * t_ps();
+		unsigned char tag = (unsigned char)(a->seed | 1);
+		struct gpubuf *b;
+		unsigned char *q;
+
+		if (gpubuf_pool_get(a->pool, sz, &b)) {
+			a->failed = 1;
+			break;
+		}
+		q = gpubuf_ptr(b);
+		/* A buffer handed to two threads at once would clash here. */
+		memset(q, tag, sz);
+		for (size_t k = 0; k < sz; k += 509)
+			if (q[k] != tag)
+				a->failed = 1;
+		gpubuf_pool_put(a->pool, b);
+
+		gpubuf_ref(a->shared);
+		__atomic_store_n((unsigned char *)gpubuf_ptr(a->shared) + i % 64,
+				 tag, __ATOMIC_RELAXED);
+		gpubuf_unref(a->shared);
+		if (i % 16 == 0) {
+			if (gpubuf_alloc(a->ctx, 8192, NULL, &b)) {
+				a->failed = 1;
+				break;
+			}
+			gpubuf_unref(gpubuf_ref(b));
+			gpubuf_unref(b);
+		}
+	}
+	return NULL;
+}
+
+static int threads_share_pool_and_buffers(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_pool_opts o = GPUBUF_POOL_OPTS_INIT;
+	struct t_arg args[T_THREADS];
+	pthread_t th[T_THREADS];
+	struct gpubuf_pool_stats st;
+	struct gpubuf_pool *pool;
+	struct gpubuf *shared;
+
+	o.max_cached_bytes = 24 * t_ps();
+	T_EQ(gpubuf_pool_create(ctx, &o, &pool), 0);
+	T_EQ(gpubuf_alloc(ctx, 4096, NULL, &shared), 0);
+	for (int i = 0; i < T_THREADS; i++) {
+		args[i] = (struct t_arg){ ctx, pool, shared, 1234u + i, 0 };
+		T_EQ(pthread_create(&th[i], NULL, t_worker, &args[i]), 0);
+	}
+	for (int i = 0; i < T_THREADS; i++) {
+		T_EQ(pthread_join(th[i], NULL), 0);
+		T_EQ(args[i].failed, 0);
+	}
+	gpubuf_pool_stats(pool, &st);
+	T_EQ(st.hits + st.misses, T_THREADS * T_ITERS);
+	T_EQ(st.puts, T_THREADS * T_ITERS);
+	T_CHECK(st.hits > 0);
+	T_CHECK(st.cached_bytes <= 24 * t_ps());
+	T_EQ(gpubuf_refcount(shared), 1);
+	printf("# hits %llu misses %llu drops %llu\n",
+	       (unsigned long long)st.hits, (unsigned long long)st.misses,
+	       (unsigned long long)st.drops);
+	gpubuf_unref(shared);
+	gpubuf_pool_destroy(pool);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+int main(void)
+{
+	static const struct t_test tests[] = {
+		T_TEST(put_buffer_is_reused),
+		T_TEST(idle_bytes_are_bounded),
+		T_TEST(shared_or_foreign_buffers_not_cached),
+		T_TEST(create_checks_options),
+		T_TEST(threads_share_pool_and_buffers),
+	};
+
+	return T_RUN(tests);
+}
