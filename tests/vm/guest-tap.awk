@@ -7,16 +7,19 @@ function emit(ok, text) {
 	print (ok ? "ok " : "not ok ") n " - " text
 }
 /^@@SETUP-FAIL/ { emit(0, "guest setup: " substr($0, 14)) ; next }
-/^@@SUITE-BEGIN / { suite = $2; plan = -1; seen = 0; insuite = 1; next }
+/^@@SUITE-BEGIN / { suite = $2; plan = -1; seen = 0; failed = 0; insuite = 1; next }
 /^@@SUITE-END / {
 	rc = $3; sub("rc=", "", rc)
-	emit(plan >= 0 && seen == plan, suite ": completed its plan (" seen "/" plan " results, exit " rc ")")
+	# A non-zero exit must be explained by a failed result.
+	emit(plan >= 0 && seen == plan && (rc == 0 || failed),
+	     suite ": completed its plan (" seen "/" plan " results, exit " rc ")")
 	insuite = 0; next
 }
 insuite && /^1\.\.[0-9]+/ { plan = substr($1, 4) + 0; next }
 insuite && /^(not )?ok [0-9]+/ {
 	line = $0
 	ok = (line ~ /^ok /)
+	failed += !ok
 	sub(/^(not )?ok [0-9]+ (- )?/, "", line)
 	if (line ~ /^# [Ss][Kk][Ii][Pp]/)
 		line = "# SKIP " substr(line, 8)
