@@ -5,6 +5,7 @@
 #   make check      everything: lint, library tests, the QEMU guest suites
 #   make lint       W=1, sparse and checkpatch --strict over kmod/
 #   make install    install the module (and udev files) for KDIR's kernel
+#   make lib        build libgpubuf (make -C libgpubuf install to install it)
 #   make clean
 #
 # KDIR defaults to /lib/modules/$(uname -r)/build, or when that does not
@@ -15,7 +16,7 @@ KVER ?=
 KDIR ?= $(shell scripts/find-kdir.sh $(KVER))
 DESTDIR ?=
 
-.PHONY: all module probe lint check install modules_install clean
+.PHONY: all module probe lint check lib install modules_install clean
 
 all: module
 
@@ -34,6 +35,9 @@ lint: probe
 check:
 	tests/check.sh
 
+lib:
+	$(MAKE) -C libgpubuf
+
 modules_install: module
 	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=updates modules_install
 
@@ -51,4 +55,5 @@ clean:
 	-[ -n "$(KDIR)" ] && [ -d "$(KDIR)" ] && \
 		[ -f kmod/gpubuf_compat_probed.h ] && \
 		$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/pinprobe clean
+	$(MAKE) -C libgpubuf clean
 	rm -rf build kmod/gpubuf_compat_probed.h
