@@ -155,10 +155,37 @@ static int gpubuf_dmabuf_end_cpu_access(struct dma_buf *dmabuf,
 }
 
 /*
+ * Page table entries of the mapping can be dropped (MADV_DONTNEED, a
+ * partial munmap split) while the buffer lives; the next access faults here
+ * and gets the buffer's own page back, inserted as at mmap time, so the
+ * mapping stays struct-page backed and GUP-pinnable.
+ */
+static vm_fault_t gpubuf_vm_fault(struct vm_fault *vmf)
+{
+	struct gpubuf_buffer *buf = vmf->vma->vm_private_data;
+	int ret;
+
+	if (vmf->pgoff >= buf->nr_pages)
+		return VM_FAULT_SIGBUS;
+	ret = vm_insert_page(vmf->vma, vmf->address, buf->pages[vmf->pgoff]);
+	if (ret == -ENOMEM)
+		return VM_FAULT_OOM;
+	/* -EBUSY: another thread mapped it first. */
+	if (ret && ret != -EBUSY)
+		return VM_FAULT_SIGBUS;
+	return VM_FAULT_NOPAGE;
+}
+
+static const struct vm_operations_struct gpubuf_vm_ops = {
+	.fault = gpubuf_vm_fault,
+};
+
+/*
  * The dma-buf core has already refused ranges past the end. Private
  * mappings are refused here: copy-on-write would silently detach the
  * caller from the memory GPUs see. VM_MAYSHARE, not VM_SHARED, marks
- * MAP_SHARED, because mmap clears VM_SHARED on read-only fds.
+ * MAP_SHARED, because mmap clears VM_SHARED on read-only fds. The vma's
+ * file holds the dma-buf, which holds @buf, for as long as the vma lives.
  */
 static int gpubuf_dmabuf_mmap(struct dma_buf *dmabuf,
 			      struct vm_area_struct *vma)
@@ -173,7 +200,11 @@ static int gpubuf_dmabuf_mmap(struct dma_buf *dmabuf,
 	    count > buf->nr_pages - vma->vm_pgoff)
 		return -EINVAL;
 
-	gpubuf_vm_flags_set(vma, VM_DONTEXPAND);
+	/* VM_MIXEDMAP up front: the fault handler inserts pages too. */
+	gpubuf_vm_flags_set(vma, VM_MIXEDMAP | VM_DONTEXPAND);
+	vma->vm_ops = &gpubuf_vm_ops;
+	vma->vm_private_data = buf;
+	/* Populate now: one batched insert instead of a fault per page. */
 	ret = vm_insert_pages(vma, vma->vm_start, buf->pages + vma->vm_pgoff,
 			      &count);
 	if (!ret && count)

@@ -210,6 +210,43 @@ TEST(mapping_cannot_grow)
 	close(dev);
 }
 
+TEST(mapping_refaults_after_madv_dontneed)
+{
+	const size_t len = 4 * SZ_1M;
+	int dev = gb_open();
+	uint64_t got = 0;
+	int fd, pipefd[2];
+	char *p;
+
+	ASSERT_LE(0, dev);
+	fd = gb_alloc(dev, len);
+	ASSERT_LE(0, fd);
+	p = gb_map(fd, len, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	fill_pattern(p, len, 5);
+	/*
+	 * Dropping the page table entries must not drop the memory: the next
+	 * access faults the buffer's own pages back in.
+	 */
+	ASSERT_EQ(0, madvise(p + SZ_1M, 2 * SZ_1M, MADV_DONTNEED));
+	EXPECT_EQ(-1, check_pattern(p, len, 5));
+	ASSERT_EQ(0, madvise(p, len, MADV_DONTNEED));
+	p[len - 1] ^= 1;
+	p[len - 1] ^= 1;
+	EXPECT_EQ(-1, check_pattern(p, len, 5));
+	/* write() from the mapping takes the get_user_pages path. */
+	ASSERT_EQ(0, madvise(p, len, MADV_DONTNEED));
+	ASSERT_EQ(0, pipe(pipefd));
+	ASSERT_EQ(8, write(pipefd[1], p + SZ_1M, 8));
+	ASSERT_EQ(8, read(pipefd[0], &got, 8));
+	close(pipefd[0]);
+	close(pipefd[1]);
+	EXPECT_EQ(5 ^ ((SZ_1M / 8) * 0x9e3779b97f4a7c15ULL), got);
+	munmap(p, len);
+	close(fd);
+	close(dev);
+}
+
 TEST(no_stale_data_after_reuse)
 {
 	const size_t len = 32 * SZ_1M;

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gpubuf-bench internals: options, result records, timing helpers, and the
+ * entry point of each mode. Modes append records; output.c prints them.
+ */
+#ifndef GPUBUF_BENCH_H
+#define GPUBUF_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <gpubuf.h>
+
+#define KIB	(1024ULL)
+#define MIB	(1024ULL * KIB)
+#define GIB	(1024ULL * MIB)
+
+/* Exit codes shared by both tools. */
+enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_UNSUPPORTED = 77 };
+
+enum bench_mode { MODE_HOST, MODE_ALLOC, MODE_DRM, MODE_CUDA, MODE_HSA,
+		  MODE_COUNT };
+
+enum bench_format { FMT_TABLE, FMT_JSON, FMT_CSV };
+
+#define MAX_SIZES	64
+
+struct bench_opts {
+	unsigned int modes;		/* bit per enum bench_mode */
+	enum bench_format format;
+	uint64_t sizes[MAX_SIZES];	/* --sizes; nr_sizes 0 = per mode */
+	int nr_sizes;
+	uint64_t max_size;		/* --max-size; 0 = none */
+	uint64_t rep_bytes;		/* bytes moved per host repetition */
+	int threads;
+	int reps;			/* 0 = the mode's default */
+	int warmup;			/* -1 = the mode's default */
+	const char *plot;
+	const char *drm_card;
+};
+
+enum result_status { RES_OK, RES_UNAVAILABLE, RES_SKIPPED, RES_INFO };
+
+struct result {
+	enum bench_mode mode;
+	enum result_status status;
+	char op[24];		/* read, write, copy, alloc_map_touch, ... */
+	char memory[24];	/* gpubuf, malloc, mlock, hugetlb, ... */
+	uint64_t size_bytes;
+	int threads;
+	int reps;
+	int numa_node;		/* -1 unknown */
+	double med, min, max;	/* in the mode's metric (bench_metric()) */
+	double seconds;		/* alloc: median seconds of alloc+map+touch */
+	double free_seconds;	/* alloc: median seconds of free/unmap */
+	char reason[192];	/* unavailable/skipped reason, or info text */
+	char version[32];	/* cuda/hsa: runtime version */
+	int device_count;	/* cuda/hsa */
+};
+
+struct header {
+	char kernel[160];
+	char cpu[320];
+	char numa_online[64];
+	int numa_gpubuf;	/* node of a gpubuf page, -1 n/a */
+	int numa_anon;		/* node of an anonymous page, -1 n/a */
+	int emulated;
+	char emulated_why[256];
+	const char *backend;	/* "module", "memfd" or "none" */
+	char driver[64];	/* "abi 1 (min 1), release 0.1.0" or n/a */
+	char library[64];	/* run-time and compile-time versions */
+	char cuda[128];
+	char hsa[128];
+	char open_error[256];	/* gpubuf_open_err() message, if it failed */
+};
+
+/* Global state of a run. */
+struct bench {
+	struct bench_opts o;
+	struct gpubuf_ctx *ctx;	/* NULL when gpubuf_open() failed */
+	struct header hdr;
+	struct result *res;
+	int nr_res, cap_res;
+};
+
+/* options.c */
+int bench_parse(struct bench_opts *o, int argc, char **argv);
+void bench_usage(FILE *f);
+int parse_size(const char *s, uint64_t *out);
+const char *mode_name(enum bench_mode m);
+/* Sizes for a mode: --sizes if given, else defaults; capped by --max-size. */
+int bench_sizes(const struct bench_opts *o, const uint64_t *def, int nr_def,
+		uint64_t *out);
+
+/* stats.c */
+uint64_t now_ns(void);
+/* Sorts v in place; writes median, min, max. */
+void stats(double *v, int n, double *med, double *min, double *max);
+/* "4 KiB", "256 MiB", "1.5 GiB" */
+void fmt_size(char *buf, size_t len, uint64_t bytes);
+/* Progress on stderr when it is a terminal and the mode runs over 1 s. */
+void progress_start(void);
+void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void progress_end(void);
+struct result *result_add(struct bench *b, enum bench_mode mode,
+			  enum result_status st);
+void result_reason(struct result *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Read/write bytes so the compiler cannot drop the work. */
+extern volatile uint64_t bench_sink;
+
+/* Each mode returns EXIT_OK, EXIT_FAIL or EXIT_UNSUPPORTED. */
+int mode_host(struct bench *b);
+int mode_alloc(struct bench *b);
+int mode_drm(struct bench *b);
+int mode_cuda(struct bench *b);
+int mode_hsa(struct bench *b);
+
+/* sysinfo for the header (header.c) */
+void header_collect(struct bench *b);
+
+/* output.c */
+const char *bench_metric(enum bench_mode m);
+void output_results(struct bench *b);
+
+/* plot.c */
+int plot_write(struct bench *b, const char *file);
+
+#endif
