@@ -8,4 +8,6 @@ static int gpubuf_probe_vmap(struct dma_buf *dmabuf, struct iosys_map *map)
 	return 0;
 }
 
-const struct dma_buf_ops gpubuf_probe_ops = { .vmap = gpubuf_probe_vmap };
+static const struct dma_buf_ops gpubuf_probe_ops __maybe_unused = {
+	.vmap = gpubuf_probe_vmap,
+};

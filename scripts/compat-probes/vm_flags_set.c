@@ -2,7 +2,7 @@
 /* vm_flags_set() (6.3+) */
 #include <linux/mm.h>
 
-void gpubuf_probe(struct vm_area_struct *vma)
+static void __maybe_unused gpubuf_probe(struct vm_area_struct *vma)
 {
 	vm_flags_set(vma, VM_DONTEXPAND);
 }

@@ -4,19 +4,25 @@
 # usable KVM) with a busybox initramfs holding gpubuf.ko, the test probe
 # module, vgem and its dependencies, and every suite in $VM_TESTS_DIR. Prints
 # the guest's results as one TAP stream on stdout; the console log is kept
-# in build/vm/console.log.
+# in build/vm/console.txt.
 # Usage: run.sh KDIR TESTS_DIR
+# Environment: GPUBUF_VM_SYSROOT, a root file system (a debootstrap chroot)
+# holding KDIR, /boot and /lib/modules of another kernel; GPUBUF_VM_KO_DIR,
+# the tree where gpubuf.ko and tests/pinprobe/gpubuf_pinprobe.ko were built
+# for it (default: this tree); GPUBUF_VM_OUT, the work directory.
 set -eu
 kdir=$1
 tests_dir=$2
 top=$(cd "$(dirname "$0")/../.." && pwd)
-out=$top/build/vm
-kver=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$kdir/include/generated/utsrelease.h")
-vmlinuz=/boot/vmlinuz-$kver
+sysroot=${GPUBUF_VM_SYSROOT:-}
+kos=${GPUBUF_VM_KO_DIR:-$top}
+out=${GPUBUF_VM_OUT:-$top/build/vm}
+kver=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$sysroot$kdir/include/generated/utsrelease.h")
+vmlinuz=$sysroot/boot/vmlinuz-$kver
 moddir=/lib/modules/$kver
 timeout_s=${GPUBUF_VM_TIMEOUT:-1500}
 
-for f in "$vmlinuz" "$moddir/modules.dep" /bin/busybox; do
+for f in "$vmlinuz" "$sysroot$moddir/modules.dep" /bin/busybox; do
 	if [ ! -e "$f" ]; then
 		echo "not ok 1 - guest prerequisites: $f missing (linux-image-$kver, busybox-static)"
 		echo "1..1"
@@ -29,15 +35,15 @@ mkdir -p "$out/root/bin" "$out/root/gpubuf/tests" "$out/root$moddir"
 cp /bin/busybox "$out/root/bin/busybox"
 cp "$top/tests/vm/init.sh" "$out/root/init"
 chmod 755 "$out/root/init"
-cp "$top/gpubuf.ko" "$top/tests/pinprobe/gpubuf_pinprobe.ko" "$out/root/gpubuf/"
+cp "$kos/gpubuf.ko" "$kos/tests/pinprobe/gpubuf_pinprobe.ko" "$out/root/gpubuf/"
 cp "$tests_dir"/* "$out/root/gpubuf/tests/"
 
 # vgem and what modules.dep says it needs.
-cp "$moddir/modules.dep" "$moddir/modules.builtin" "$out/root$moddir/" 2>/dev/null || true
-mods=$(grep -E '/vgem\.ko(\.[a-z]+)?:' "$moddir/modules.dep" | tr -d ':')
+cp "$sysroot$moddir/modules.dep" "$sysroot$moddir/modules.builtin" "$out/root$moddir/" 2>/dev/null || true
+mods=$(grep -E '/vgem\.ko(\.[a-z]+)?:' "$sysroot$moddir/modules.dep" | tr -d ':')
 for m in $mods; do
 	mkdir -p "$out/root$moddir/$(dirname "$m")"
-	cp "$moddir/$m" "$out/root$moddir/$m"
+	cp "$sysroot$moddir/$m" "$out/root$moddir/$m"
 done
 
 (cd "$out/root" && find . | cpio -o -H newc --quiet | gzip -1) > "$out/initrd.gz"

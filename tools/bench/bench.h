@@ -69,8 +69,8 @@ struct header {
 	const char *backend;	/* "module", "memfd" or "none" */
 	char driver[64];	/* "abi 1 (min 1), release 0.1.0" or n/a */
 	char library[64];	/* run-time and compile-time versions */
-	char cuda[128];
-	char hsa[128];
+	char cuda[320];
+	char hsa[320];
 	char open_error[256];	/* gpubuf_open_err() message, if it failed */
 };
 

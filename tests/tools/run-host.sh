@@ -1,0 +1,207 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# Description: host tests of gpubuf-bench and gpubuf-info (memfd backend,
+# small sizes, a few seconds). Prints TAP with the plan computed at the
+# end. Output is checked for values, not only exit codes: JSON parses and
+# carries the expected keys with positive numbers, CSV rows have as many
+# columns as the header, stdout carries no notes or progress.
+#
+# TOOLS_BUILD names the directory with the binaries (default tools/build).
+# Needs python3 for the JSON checks; without it those tests are skipped.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+bin=${TOOLS_BUILD:-$top/tools/build}
+bench=$bin/gpubuf-bench
+info=$bin/gpubuf-info
+export GPUBUF_BACKEND=${GPUBUF_BACKEND:-memfd}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpubuf-tools.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT INT TERM
+# Small and quick: two sizes, little data per repetition.
+small="--sizes 4K,1M --rep-bytes 1M --reps 3 --warmup 0"
+
+n=0 failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() {
+	n=$((n + 1)) failed=$((failed + 1))
+	echo "not ok $n - $1"
+	shift
+	for f in "$@"; do [ -f "$f" ] && sed 's/^/# /' "$f" | head -n 20; done
+}
+skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
+check() { # name file-to-show... -- command...
+	name=$1
+	shift
+	files=
+	while [ "$1" != -- ]; do files="$files $1"; shift; done
+	shift
+	if "$@"; then ok "$name"; else not_ok "$name" $files; fi
+}
+have_py=0
+command -v python3 >/dev/null 2>&1 && python3 -c 'import json' 2>/dev/null && have_py=1
+
+# run NAME ARGS...: stdout to $tmp/NAME.out, stderr to .err, status to .rc
+run() {
+	name=$1
+	shift
+	"$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+	echo $? >"$tmp/$name.rc"
+}
+rc_is() { [ "$(cat "$tmp/$1.rc")" = "$2" ]; }
+
+for b in "$bench" "$info"; do
+	if [ ! -x "$b" ]; then
+		echo "Bail out! $b not built (make -C tools)"
+		exit 1
+	fi
+done
+
+# ---- JSON of host and alloc ------------------------------------------------
+run json $bench host alloc $small --json
+check "host+alloc --json exits 0" "$tmp/json.err" -- rc_is json 0
+if [ $have_py = 1 ]; then
+	check "host+alloc --json is valid JSON" "$tmp/json.out" -- \
+		sh -c "python3 -m json.tool '$tmp/json.out' >/dev/null"
+	check "host+alloc --json has header, results and ratios with positive numbers" \
+		"$tmp/json.out" -- python3 - "$tmp/json.out" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+h = d["header"]
+for k in ("kernel", "cpu", "backend", "driver", "library", "numa_online",
+          "numa_node_gpubuf", "numa_node_anon", "cuda", "hsa", "emulated"):
+    assert k in h, k
+assert h["backend"] == "memfd", h["backend"]
+res = d["results"]
+host = [r for r in res if r["mode"] == "host" and r["status"] == "ok"]
+alloc = [r for r in res if r["mode"] == "alloc" and r["status"] == "ok"]
+# 3 measured kinds (gpubuf, malloc, mlock) x 2 sizes x 3 ops
+assert len(host) == 18, len(host)
+for r in host:
+    assert r["op"] in ("read", "write", "copy"), r
+    assert r["size_bytes"] in (4096, 1 << 20), r
+    assert r["reps"] == 3 and r["threads"] == 1, r
+    assert 0 < r["gb_per_s_min"] <= r["gb_per_s"] <= r["gb_per_s_max"], r
+hug = [r for r in res if r["mode"] == "host" and r["memory"] == "hugetlb"]
+assert hug and all(r["status"] in ("ok", "unavailable", "skipped") and
+                   (r["status"] == "ok" or r["reason"]) for r in hug), hug
+assert len(alloc) == 4, len(alloc)
+for r in alloc:
+    assert r["memory"] in ("gpubuf", "anon_populate_mlock"), r
+    assert 0 < r["seconds_per_gib_min"] <= r["seconds_per_gib"] <= r["seconds_per_gib_max"], r
+    assert r["seconds"] > 0 and r["free_seconds"] > 0, r
+rt = d["ratios"]
+for op in ("read", "write", "copy"):
+    for den in ("mlock", "malloc"):
+        x = rt["%s_gpubuf_vs_%s" % (op, den)]
+        assert x["ratio"] > 0 and x["size_bytes"] == 1 << 20, x
+PY
+else
+	skip "host+alloc --json is valid JSON" "python3 not found"
+	skip "host+alloc --json has header, results and ratios with positive numbers" "python3 not found"
+fi
+check "--json stdout holds only the JSON document" "$tmp/json.out" -- \
+	sh -c "head -c1 '$tmp/json.out' | grep -q '{' && ! grep -q -e '^note:' -e '^ERROR' -e '^gpubuf-bench:' '$tmp/json.out'"
+
+# ---- CSV -------------------------------------------------------------------
+run csv $bench host alloc cuda $small --csv
+check "--csv exits 0 when host ran and cuda is unavailable" "$tmp/csv.err" -- rc_is csv 0
+check "--csv has the header line and one column count throughout" "$tmp/csv.out" -- \
+	awk -F, '
+	function cols(line,   n, i, q, c) {	# count fields, quotes respected
+		n = 1; q = 0
+		for (i = 1; i <= length(line); i++) {
+			c = substr(line, i, 1)
+			if (c == "\"") q = !q
+			else if (c == "," && !q) n++
+		}
+		return n
+	}
+	NR == 1 { want = cols($0); ok = ($1 == "mode" && $4 == "size_bytes" && want == 15); next }
+	{ rows++; if (cols($0) != want) ok = 0 }
+	END { exit !(ok && rows >= 26) }' "$tmp/csv.out"
+check "--csv host rows carry positive gb_per_s medians" "$tmp/csv.out" -- \
+	awk -F, '$1 == "host" && $14 == "ok" { n++; if ($8 != "gb_per_s" || $9 + 0 <= 0) bad++ }
+		END { exit !(n == 18 && !bad) }' "$tmp/csv.out"
+
+# ---- table -----------------------------------------------------------------
+run table $bench host $small
+check "table names kernel, backend and library in its header" "$tmp/table.out" -- \
+	sh -c "grep -q '^# kernel: ' '$tmp/table.out' && grep -q '^# backend:  memfd' '$tmp/table.out' && grep -q '^# library: ' '$tmp/table.out'"
+check "table has 18 host rows with numbers and the ratios" "$tmp/table.out" -- \
+	sh -c "[ \$(grep -cE '^(read|write|copy) +(gpubuf|malloc|mlock) +[0-9]+ [KM]iB +[0-9.]+ ' '$tmp/table.out') = 18 ] &&
+	       grep -qE '^read_gpubuf_vs_mlock +[0-9.]+ +at 1 MiB' '$tmp/table.out'"
+check "stdout carries no notes, errors or progress" "$tmp/table.out" -- \
+	sh -c "! grep -qE '^(note|ERROR|gpubuf-bench:)' '$tmp/table.out' &&
+	       ! tr '\\r' '@' <'$tmp/table.out' | grep -q @"
+check "stderr names backend and library" "$tmp/table.err" -- \
+	grep -q '^gpubuf-bench: backend memfd, library ' "$tmp/table.err"
+
+# ---- usage errors ----------------------------------------------------------
+for args in "--bogus" "host --sizes 12Q" "host --threads 0" "nosuchmode" ""; do
+	run usage $bench $args
+	check "'gpubuf-bench $args' exits 2, usage on stderr, nothing on stdout" \
+		"$tmp/usage.err" -- sh -c "[ \$(cat '$tmp/usage.rc') = 2 ] &&
+		grep -q '^usage: gpubuf-bench' '$tmp/usage.err' &&
+		grep -q -- '--threads N .*(default 1)' '$tmp/usage.err' &&
+		[ ! -s '$tmp/usage.out' ]"
+done
+run help $bench --help
+check "--help prints usage on stdout and exits 0" "$tmp/help.out" -- \
+	sh -c "rc_=\$(cat '$tmp/help.rc'); [ \$rc_ = 0 ] && grep -q '^usage: gpubuf-bench' '$tmp/help.out'"
+
+# ---- unavailable modes -----------------------------------------------------
+run cuda $bench cuda
+if "$info" --json 2>/dev/null | grep -q '"usable": true'; then
+	skip "cuda alone exits 77 with an unavailable line" "a GPU runtime is present"
+else
+	check "cuda alone exits 77 with an unavailable line" "$tmp/cuda.out" -- \
+		sh -c "[ \$(cat '$tmp/cuda.rc') = 77 ] && grep -q '^cuda: unavailable: ' '$tmp/cuda.out'"
+fi
+run drm $bench drm --json
+check "drm on the memfd backend is unavailable with a reason (exit 77)" "$tmp/drm.out" -- \
+	sh -c "[ \$(cat '$tmp/drm.rc') = 77 ] &&
+	grep -q '\"status\": \"unavailable\"' '$tmp/drm.out' &&
+	grep -q '\"reason\": \"memfd backend' '$tmp/drm.out'"
+run hostcuda $bench host cuda hsa $small
+check "host with unavailable cuda and hsa exits 0" "$tmp/hostcuda.err" -- rc_is hostcuda 0
+run plot $bench host $small --plot "$tmp/bw.txt"
+check "--plot with a wrong extension fails (exit 1) with ERROR on stderr" "$tmp/plot.err" -- \
+	sh -c "[ \$(cat '$tmp/plot.rc') = 1 ] && grep -q '^ERROR: --plot' '$tmp/plot.err'"
+run plot2 $bench host $small --plot "$tmp/bw.svg"
+if command -v gnuplot >/dev/null 2>&1; then
+	check "--plot writes an SVG with gnuplot" "$tmp/plot2.err" -- \
+		sh -c "[ \$(cat '$tmp/plot2.rc') = 0 ] && grep -q '<svg' '$tmp/bw.svg'"
+else
+	check "--plot without gnuplot says so and does not fail the run" "$tmp/plot2.err" -- \
+		sh -c "[ \$(cat '$tmp/plot2.rc') = 0 ] && grep -q 'gnuplot not found; install gnuplot-nox' '$tmp/plot2.err'"
+fi
+
+# ---- gpubuf-info -----------------------------------------------------------
+run info $info
+check "gpubuf-info exits 0 and says the module is not loaded" "$tmp/info.out" -- \
+	sh -c "[ \$(cat '$tmp/info.rc') = 0 ] && grep -q '^backend  *memfd' '$tmp/info.out' &&
+	{ [ -d /sys/module/gpubuf ] || grep -q '^live_bytes  *n/a (module not loaded)' '$tmp/info.out'; }"
+run infojson $info --json
+if [ $have_py = 1 ]; then
+	check "gpubuf-info --json is valid and names backend memfd" "$tmp/infojson.out" -- \
+		python3 - "$tmp/infojson.out" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["backend"] == "memfd", d["backend"]
+assert d["library"]["version"].count(".") == 2
+for k in ("max_buffer_bytes", "max_total_bytes"):
+    assert k in d["limits"]
+for k in ("live_buffers", "live_bytes", "peak_bytes", "failed_allocs"):
+    assert k in d["counters"]
+assert set(d["runtimes"]) == {"cuda", "hsa"}
+assert isinstance(d["drm_devices"], list)
+PY
+else
+	skip "gpubuf-info --json is valid and names backend memfd" "python3 not found"
+fi
+run infobad $info --bogus
+check "gpubuf-info --bogus exits 2 with usage on stderr only" "$tmp/infobad.err" -- \
+	sh -c "[ \$(cat '$tmp/infobad.rc') = 2 ] && grep -q '^usage: gpubuf-info' '$tmp/infobad.err' && [ ! -s '$tmp/infobad.out' ]"
+
+echo "1..$n"
+[ $failed = 0 ]

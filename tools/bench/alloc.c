@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: MIT
+/*
+ * alloc: what it costs to get touchable pinned memory. One repetition is
+ * allocate + map + write one byte per page, timed as "seconds"; the free
+ * (gpubuf_unref or munmap) that follows is timed on its own and reported
+ * as "free_seconds", never added in. The comparison is anonymous memory
+ * made resident the cheapest standard way: mmap(MAP_POPULATE) + mlock.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "../common/sysinfo.h"
+#include "bench.h"
+
+enum alloc_kind { AK_GPUBUF, AK_ANON, AK_COUNT };
+static const char *const ak_names[AK_COUNT] = {
+	"gpubuf", "anon_populate_mlock"
+};
+
+static const uint64_t alloc_default_sizes[] = {
+	64 * MIB, 256 * MIB, 1 * GIB, 4 * GIB,
+};
+
+struct alloc_one {
+	struct gpubuf *gb;
+	char *ptr;
+};
+
+static int alloc_get(struct bench *b, enum alloc_kind k, size_t size,
+		     struct alloc_one *a)
+{
+	int err;
+
+	memset(a, 0, sizeof(*a));
+	if (k == AK_GPUBUF) {
+		err = gpubuf_alloc(b->ctx, size, NULL, &a->gb);
+		if (err)
+			return err;
+		a->ptr = gpubuf_ptr(a->gb);
+		return 0;
+	}
+	a->ptr = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (a->ptr == MAP_FAILED) {
+		a->ptr = NULL;
+		return -errno;
+	}
+	if (mlock(a->ptr, size)) {
+		err = -errno;
+		munmap(a->ptr, size);
+		a->ptr = NULL;
+		return err;
+	}
+	return 0;
+}
+
+static void alloc_put(enum alloc_kind k, size_t size, struct alloc_one *a)
+{
+	if (k == AK_GPUBUF)
+		gpubuf_unref(a->gb);
+	else
+		munmap(a->ptr, size);
+}
+
+/* A reason to skip this size, or 0. */
+static int alloc_skip(struct bench *b, uint64_t size, char *why, size_t len)
+{
+	uint64_t avail = 0, lim = 0, total = 0, live = 0;
+	char sz[32], s2[32];
+
+	fmt_size(sz, sizeof(sz), size);
+	if (gpubuf_backend(b->ctx) == GPUBUF_BACKEND_MODULE) {
+		if (!sys_read_u64(GPUBUF_SYSFS_PARAMS "/max_buffer_bytes", &lim) &&
+		    lim && size > lim) {
+			fmt_size(s2, sizeof(s2), lim);
+			snprintf(why, len, "%s above max_buffer_bytes (%s)",
+				 sz, s2);
+			return 1;
+		}
+		if (!sys_read_u64(GPUBUF_SYSFS_PARAMS "/max_total_bytes", &total) &&
+		    !sys_read_u64(GPUBUF_SYSFS_CLASS "/live_bytes", &live) &&
+		    total && size > total - (live < total ? live : total)) {
+			fmt_size(s2, sizeof(s2), total);
+			snprintf(why, len,
+				 "%s above what max_total_bytes (%s) leaves",
+				 sz, s2);
+			return 1;
+		}
+	}
+	if (!sys_meminfo("MemAvailable", &avail) && size > avail / 8 * 7) {
+		fmt_size(s2, sizeof(s2), avail);
+		snprintf(why, len, "%s above 7/8 of MemAvailable (%s)", sz, s2);
+		return 1;
+	}
+	return 0;
+}
+
+static void alloc_measure(struct bench *b, enum alloc_kind k, uint64_t size,
+			  int warmup, int reps)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+	double *sec = calloc(reps, sizeof(double));
+	double *fsec = calloc(reps, sizeof(double));
+	struct result *r = result_add(b, MODE_ALLOC, RES_OK);
+	struct alloc_one a;
+	struct rlimit rl;
+	char sz[32];
+	int rep, err = 0;
+
+	snprintf(r->memory, sizeof(r->memory), "%s", ak_names[k]);
+	snprintf(r->op, sizeof(r->op), "alloc_map_touch");
+	r->size_bytes = size;
+	r->reps = reps;
+	r->threads = 1;
+	fmt_size(sz, sizeof(sz), size);
+	for (rep = 0; rep < warmup + reps && sec && fsec; rep++) {
+		uint64_t t0, t1, t2, off;
+
+		progress("alloc: %-19s %s rep %d/%d", ak_names[k], sz,
+			 rep + 1, warmup + reps);
+		t0 = now_ns();
+		err = alloc_get(b, k, size, &a);
+		if (err)
+			break;
+		for (off = 0; off < size; off += ps)
+			a.ptr[off] = 1;
+		t1 = now_ns();
+		if (rep == 0)
+			r->numa_node = sys_numa_node_of(a.ptr);
+		alloc_put(k, size, &a);
+		t2 = now_ns();
+		if (rep >= warmup) {
+			sec[rep - warmup] = (t1 - t0) / 1e9;
+			fsec[rep - warmup] = (t2 - t1) / 1e9;
+		}
+	}
+	if (!sec || !fsec) {
+		r->status = RES_SKIPPED;
+		result_reason(r, "out of memory for the measurement");
+	} else if (err) {
+		r->status = RES_SKIPPED;
+		result_reason(r, "%s: %s%s",
+			      k == AK_GPUBUF ? "gpubuf_alloc" : "mmap+mlock",
+			      gpubuf_strerror(err),
+			      !getrlimit(RLIMIT_MEMLOCK, &rl) &&
+			      rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < size ?
+			      " (RLIMIT_MEMLOCK below the size?)" : "");
+	} else {
+		double min, max;
+
+		stats(fsec, reps, &r->free_seconds, &min, &max);
+		stats(sec, reps, &r->seconds, &r->min, &r->max);
+		r->med = r->seconds * GIB / size;
+		r->min = r->min * GIB / size;
+		r->max = r->max * GIB / size;
+	}
+	free(sec);
+	free(fsec);
+}
+
+int mode_alloc(struct bench *b)
+{
+	uint64_t sizes[MAX_SIZES];
+	int reps = b->o.reps ? b->o.reps : 3;
+	int warmup = b->o.warmup >= 0 ? b->o.warmup : 1;
+	char why[192];
+	int nr, i, k;
+
+	if (!b->ctx) {
+		fprintf(stderr, "ERROR: alloc: no gpubuf context: %s\n",
+			b->hdr.open_error);
+		return EXIT_FAIL;
+	}
+	nr = bench_sizes(&b->o, alloc_default_sizes,
+			 sizeof(alloc_default_sizes) / sizeof(uint64_t), sizes);
+	if (!nr) {
+		fprintf(stderr, "ERROR: alloc: no size left under --max-size\n");
+		return EXIT_FAIL;
+	}
+	progress_start();
+	for (i = 0; i < nr; i++) {
+		if (alloc_skip(b, sizes[i], why, sizeof(why))) {
+			for (k = 0; k < AK_COUNT; k++) {
+				struct result *r = result_add(b, MODE_ALLOC,
+							      RES_SKIPPED);
+
+				snprintf(r->memory, sizeof(r->memory), "%s",
+					 ak_names[k]);
+				snprintf(r->op, sizeof(r->op), "alloc_map_touch");
+				r->size_bytes = sizes[i];
+				result_reason(r, "%s", why);
+			}
+			continue;
+		}
+		for (k = 0; k < AK_COUNT; k++)
+			alloc_measure(b, k, sizes[i], warmup, reps);
+	}
+	progress_end();
+	return EXIT_OK;
+}

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: MIT
+/*
+ * gpubuf-bench: how fast is the host<->GPU path, and what does pinning buy?
+ * See gpubuf-bench(1). Results go to stdout; notes, progress and errors to
+ * stderr, so the output can be piped into scripts.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+static int (*const mode_fns[MODE_COUNT])(struct bench *) = {
+	[MODE_HOST] = mode_host,
+	[MODE_ALLOC] = mode_alloc,
+	[MODE_DRM] = mode_drm,
+	[MODE_CUDA] = mode_cuda,
+	[MODE_HSA] = mode_hsa,
+};
+
+int main(int argc, char **argv)
+{
+	struct bench b;
+	int rc, m, ran = 0, failed = 0, unsupported = 0;
+
+	memset(&b, 0, sizeof(b));
+	rc = bench_parse(&b.o, argc, argv);
+	if (rc == EXIT_USAGE)
+		bench_usage(stderr);
+	if (rc >= 0)
+		return rc;
+
+	rc = gpubuf_open_err(&b.ctx, GPUBUF_OPEN_ALLOW_MEMFD,
+			     b.hdr.open_error, sizeof(b.hdr.open_error));
+	if (rc) {
+		b.ctx = NULL;
+		if (!b.hdr.open_error[0])
+			snprintf(b.hdr.open_error, sizeof(b.hdr.open_error),
+				 "%s", gpubuf_strerror(rc));
+		fprintf(stderr, "ERROR: gpubuf_open: %s\n", b.hdr.open_error);
+	}
+	header_collect(&b);
+	if (b.hdr.emulated)
+		fprintf(stderr, "note: running under emulation (QEMU); only ratios within this run are meaningful\n");
+	fprintf(stderr, "gpubuf-bench: backend %s, library %s, kernel %s\n",
+		b.hdr.backend, b.hdr.library, b.hdr.kernel);
+
+	for (m = 0; m < MODE_COUNT; m++) {
+		if (!(b.o.modes & (1u << m)))
+			continue;
+		rc = mode_fns[m](&b);
+		if (rc == EXIT_FAIL)
+			failed++;
+		else if (rc == EXIT_UNSUPPORTED)
+			unsupported++;
+		else
+			ran++;
+	}
+	output_results(&b);
+	if (b.o.plot && plot_write(&b, b.o.plot) != EXIT_OK)
+		failed++;
+	gpubuf_close(b.ctx);
+	free(b.res);
+	if (failed)
+		return EXIT_FAIL;
+	return ran || !unsupported ? EXIT_OK : EXIT_UNSUPPORTED;
+}

@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: MIT
+/* gpubuf-bench command line: modes, options, sizes. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+
+static const char *const mode_names[MODE_COUNT] = {
+	[MODE_HOST] = "host",
+	[MODE_ALLOC] = "alloc",
+	[MODE_DRM] = "drm",
+	[MODE_CUDA] = "cuda",
+	[MODE_HSA] = "hsa",
+};
+
+const char *mode_name(enum bench_mode m)
+{
+	return m < MODE_COUNT ? mode_names[m] : "?";
+}
+
+void bench_usage(FILE *f)
+{
+	fputs(
+"usage: gpubuf-bench MODE... [options]\n"
+"\n"
+"modes (several may be given; 'all' runs every one):\n"
+"  host    read/write/copy bandwidth: gpubuf vs malloc vs mlock'd anonymous\n"
+"          vs hugetlb memory, over a size sweep\n"
+"  alloc   allocate + map + first touch, seconds per GiB: gpubuf vs\n"
+"          mmap(MAP_POPULATE) + mlock\n"
+"  drm     PRIME import latency of gpubuf dma-bufs into a DRM device\n"
+"          (module backend only)\n"
+"  cuda    CUDA driver probe (libcuda.so.1, dlopen)\n"
+"  hsa     HSA runtime probe (libhsa-runtime64.so.1, dlopen)\n"
+"\n"
+"options:\n"
+"  --sizes LIST       comma-separated sizes with K/M/G suffixes (powers of 1024)\n"
+"                     default: host 4K,16K,64K,256K,1M,4M,16M,64M,256M;\n"
+"                     alloc 64M,256M,1G,4G; drm 4K,64K,1M,16M,64M\n"
+"  --max-size SIZE    drop sizes above SIZE (default: no limit)\n"
+"  --threads N        host: threads splitting each buffer (default 1)\n"
+"  --reps N           timed repetitions, median/min/max reported\n"
+"                     (default: host 5, alloc 3, drm 100)\n"
+"  --warmup N         untimed repetitions first (default: host 1, alloc 1,\n"
+"                     drm 10)\n"
+"  --rep-bytes SIZE   host: bytes moved per repetition; small buffers are\n"
+"                     walked repeatedly (default 64M)\n"
+"  --drm-card PATH    DRM device for drm (default: first /dev/dri/card*)\n"
+"  --json             one JSON document on stdout\n"
+"  --csv              CSV on stdout, one header line\n"
+"  --plot FILE        draw bandwidth against size into FILE.png or FILE.svg\n"
+"                     with gnuplot (default: no plot)\n"
+"  -h, --help         this text\n"
+"\n"
+"Results go to stdout, everything else to stderr. GB/s are 1e9 bytes/s.\n"
+"Environment: GPUBUF_BACKEND=module|memfd|auto selects the backend.\n"
+"Exit status: 0 success, 1 failure, 2 usage, 77 only unavailable modes.\n",
+	      f);
+}
+
+int parse_size(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	uint64_t mul = 1;
+	char *end;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -ERANGE;
+	switch (*end) {
+	case 'k': case 'K': mul = KIB; end++; break;
+	case 'm': case 'M': mul = MIB; end++; break;
+	case 'g': case 'G': mul = GIB; end++; break;
+	default: break;
+	}
+	if (*end == 'i' && end[1] == 'B')
+		end += 2;
+	else if (*end == 'B')
+		end++;
+	if (*end || !v)
+		return -EINVAL;
+	if (v > UINT64_MAX / mul)
+		return -ERANGE;
+	*out = v * mul;
+	return 0;
+}
+
+static int parse_size_list(struct bench_opts *o, const char *arg)
+{
+	char *copy = strdup(arg), *tok, *save = NULL;
+	int err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	o->nr_sizes = 0;
+	for (tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (o->nr_sizes == MAX_SIZES) {
+			err = -E2BIG;
+			break;
+		}
+		err = parse_size(tok, &o->sizes[o->nr_sizes++]);
+		if (err)
+			break;
+	}
+	free(copy);
+	return err ? err : (o->nr_sizes ? 0 : -EINVAL);
+}
+
+static int parse_int(const char *s, int min, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || end == s || v < min || v > 1000000)
+		return -EINVAL;
+	*out = (int)v;
+	return 0;
+}
+
+static int parse_mode(struct bench_opts *o, const char *s)
+{
+	int m;
+
+	if (!strcmp(s, "all")) {
+		o->modes = (1u << MODE_COUNT) - 1;
+		return 0;
+	}
+	for (m = 0; m < MODE_COUNT; m++) {
+		if (!strcmp(s, mode_names[m])) {
+			o->modes |= 1u << m;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+enum { OPT_SIZES = 256, OPT_MAX_SIZE, OPT_THREADS, OPT_REPS, OPT_WARMUP,
+       OPT_REP_BYTES, OPT_DRM_CARD, OPT_JSON, OPT_CSV, OPT_PLOT };
+
+static const struct option long_opts[] = {
+	{ "sizes", required_argument, NULL, OPT_SIZES },
+	{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
+	{ "threads", required_argument, NULL, OPT_THREADS },
+	{ "reps", required_argument, NULL, OPT_REPS },
+	{ "warmup", required_argument, NULL, OPT_WARMUP },
+	{ "rep-bytes", required_argument, NULL, OPT_REP_BYTES },
+	{ "drm-card", required_argument, NULL, OPT_DRM_CARD },
+	{ "json", no_argument, NULL, OPT_JSON },
+	{ "csv", no_argument, NULL, OPT_CSV },
+	{ "plot", required_argument, NULL, OPT_PLOT },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int bench_bad(const char *what, const char *arg)
+{
+	fprintf(stderr, "ERROR: invalid %s: '%s'\n", what, arg);
+	return EXIT_USAGE;
+}
+
+/*
+ * Returns -1 to go on, or an exit status: 0 after --help, EXIT_USAGE.
+ * Errors are printed here, the usage text by the caller.
+ */
+int bench_parse(struct bench_opts *o, int argc, char **argv)
+{
+	int c, i;
+
+	memset(o, 0, sizeof(*o));
+	o->threads = 1;
+	o->warmup = -1;
+	o->rep_bytes = 64 * MIB;
+	opterr = 0;
+	for (;;) {
+		/* Modes and options may come in any order. */
+		while (optind < argc && argv[optind][0] != '-') {
+			if (parse_mode(o, argv[optind]))
+				return bench_bad("mode", argv[optind]);
+			optind++;
+		}
+		c = getopt_long(argc, argv, "+h", long_opts, NULL);
+		if (c == -1)
+			break;
+		switch (c) {
+		case OPT_SIZES:
+			if (parse_size_list(o, optarg))
+				return bench_bad("--sizes", optarg);
+			break;
+		case OPT_MAX_SIZE:
+			if (parse_size(optarg, &o->max_size))
+				return bench_bad("--max-size", optarg);
+			break;
+		case OPT_REP_BYTES:
+			if (parse_size(optarg, &o->rep_bytes))
+				return bench_bad("--rep-bytes", optarg);
+			break;
+		case OPT_THREADS:
+			if (parse_int(optarg, 1, &o->threads) || o->threads > 1024)
+				return bench_bad("--threads", optarg);
+			break;
+		case OPT_REPS:
+			if (parse_int(optarg, 1, &o->reps))
+				return bench_bad("--reps", optarg);
+			break;
+		case OPT_WARMUP:
+			if (parse_int(optarg, 0, &o->warmup))
+				return bench_bad("--warmup", optarg);
+			break;
+		case OPT_DRM_CARD:
+			o->drm_card = optarg;
+			break;
+		case OPT_JSON:
+			o->format = FMT_JSON;
+			break;
+		case OPT_CSV:
+			o->format = FMT_CSV;
+			break;
+		case OPT_PLOT:
+			o->plot = optarg;
+			break;
+		case 'h':
+			bench_usage(stdout);
+			return EXIT_OK;
+		default:
+			fprintf(stderr, "ERROR: unknown or incomplete option '%s'\n",
+				argv[optind - 1]);
+			return EXIT_USAGE;
+		}
+	}
+	for (i = optind; i < argc; i++)
+		if (parse_mode(o, argv[i]))
+			return bench_bad("mode", argv[i]);
+	if (!o->modes) {
+		fprintf(stderr, "ERROR: no mode given\n");
+		return EXIT_USAGE;
+	}
+	return -1;
+}
+
+int bench_sizes(const struct bench_opts *o, const uint64_t *def, int nr_def,
+		uint64_t *out)
+{
+	const uint64_t *src = o->nr_sizes ? o->sizes : def;
+	int nr = o->nr_sizes ? o->nr_sizes : nr_def;
+	int i, n = 0;
+
+	for (i = 0; i < nr; i++)
+		if (!o->max_size || src[i] <= o->max_size)
+			out[n++] = src[i];
+	return n;
+}

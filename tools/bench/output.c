@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Printing results: an aligned table (default), CSV, or one JSON document.
+ * Only results and the run header go to stdout.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "../common/json.h"
+#include "bench.h"
+
+static const char *const status_names[] = {
+	[RES_OK] = "ok", [RES_UNAVAILABLE] = "unavailable",
+	[RES_SKIPPED] = "skipped", [RES_INFO] = "info",
+};
+
+const char *bench_metric(enum bench_mode m)
+{
+	switch (m) {
+	case MODE_HOST: return "gb_per_s";
+	case MODE_ALLOC: return "seconds_per_gib";
+	case MODE_DRM: return "lat_ns";
+	default: return "";
+	}
+}
+
+/* ---- compass ratios ---------------------------------------------------- */
+
+#define MAX_RATIOS	16
+
+struct ratio {
+	char name[48];
+	double value;
+	uint64_t size_bytes;
+};
+
+static const struct result *find(const struct bench *b, enum bench_mode m,
+				 const char *op, const char *mem, uint64_t size)
+{
+	int i;
+
+	for (i = 0; i < b->nr_res; i++) {
+		const struct result *r = &b->res[i];
+
+		if (r->mode == m && r->status == RES_OK && r->size_bytes == size &&
+		    !strcmp(r->op, op) && !strcmp(r->memory, mem) && r->med > 0)
+			return r;
+	}
+	return NULL;
+}
+
+static int ratios(const struct bench *b, struct ratio *out)
+{
+	static const char *const ops[] = { "read", "write", "copy" };
+	static const char *const dens[] = { "mlock", "malloc" };
+	const struct result *num, *den;
+	int n = 0, i, o, d;
+
+	for (o = 0; o < 3; o++) {
+		uint64_t largest = 0;
+
+		for (i = 0; i < b->nr_res; i++) {
+			const struct result *r = &b->res[i];
+
+			if (r->mode == MODE_HOST && r->status == RES_OK &&
+			    !strcmp(r->memory, "gpubuf") &&
+			    !strcmp(r->op, ops[o]) && r->size_bytes > largest)
+				largest = r->size_bytes;
+		}
+		num = find(b, MODE_HOST, ops[o], "gpubuf", largest);
+		for (d = 0; num && d < 2; d++) {
+			den = find(b, MODE_HOST, ops[o], dens[d], largest);
+			if (!den)
+				continue;
+			snprintf(out[n].name, sizeof(out[n].name),
+				 "%s_gpubuf_vs_%s", ops[o], dens[d]);
+			out[n].value = num->med / den->med;
+			out[n++].size_bytes = largest;
+		}
+	}
+	num = find(b, MODE_ALLOC, "alloc_map_touch", "gpubuf", 256 * MIB);
+	den = find(b, MODE_ALLOC, "alloc_map_touch", "anon_populate_mlock",
+		   256 * MIB);
+	if (num && den) {
+		snprintf(out[n].name, sizeof(out[n].name),
+			 "alloc_gpubuf_vs_anon_populate_mlock");
+		out[n].value = num->med / den->med;
+		out[n++].size_bytes = 256 * MIB;
+	}
+	return n;
+}
+
+/* ---- table ------------------------------------------------------------- */
+
+static const char *node_str(int node, char buf[12])
+{
+	if (node < 0)
+		return "n/a";
+	snprintf(buf, 12, "%d", node);
+	return buf;
+}
+
+static void table_header(const struct header *h)
+{
+	char n1[12], n2[12];
+
+	printf("# gpubuf-bench\n");
+	printf("# kernel:   %s\n", h->kernel);
+	printf("# cpu:      %s\n", h->cpu);
+	printf("# backend:  %s\n", h->backend);
+	printf("# driver:   %s\n", h->driver);
+	printf("# library:  %s\n", h->library);
+	printf("# numa:     online %s; gpubuf page on node %s, anonymous page on node %s\n",
+	       h->numa_online, node_str(h->numa_gpubuf, n1),
+	       node_str(h->numa_anon, n2));
+	printf("# cuda:     %s\n", h->cuda);
+	printf("# hsa:      %s\n", h->hsa);
+	printf("# emulated: %s\n", h->emulated ? h->emulated_why : "no");
+	printf("# units:    GB/s = 1e9 bytes/s; median [min..max] of the repetitions\n");
+}
+
+static void table_mode_title(const struct bench *b, enum bench_mode m,
+			     const struct result *first)
+{
+	switch (m) {
+	case MODE_HOST:
+		printf("# host: CPU bandwidth, GB/s, %d thread(s); copy counts bytes copied once\n",
+		       b->o.threads);
+		printf("%-6s %-8s %10s %10s %10s %10s %4s %5s\n", "op", "memory",
+		       "size", "GB/s", "min", "max", "reps", "node");
+		break;
+	case MODE_ALLOC:
+		printf("# alloc: allocate + map + touch one byte per page; free timed separately\n");
+		printf("%-20s %10s %10s %10s %10s %10s %10s %4s %5s\n",
+		       "memory", "size", "s/GiB", "min", "max", "alloc_ms",
+		       "free_ms", "reps", "node");
+		break;
+	case MODE_DRM:
+		printf("# drm: PRIME import latency, ns, into %s\n",
+		       first->reason);
+		printf("%-20s %10s %10s %10s %10s %5s\n", "op", "size",
+		       "lat_ns", "min", "max", "reps");
+		break;
+	default:
+		break;
+	}
+}
+
+static void table_row(const struct result *r)
+{
+	char sz[32], nb[12];
+	const char *node = node_str(r->numa_node, nb);
+
+	fmt_size(sz, sizeof(sz), r->size_bytes);
+	if (r->mode == MODE_CUDA || r->mode == MODE_HSA) {
+		printf("%s: %s%s\n", mode_name(r->mode),
+		       r->status == RES_UNAVAILABLE ? "unavailable: " : "",
+		       r->reason);
+		return;
+	}
+	if (r->status == RES_UNAVAILABLE || r->status == RES_SKIPPED) {
+		printf("%s:", mode_name(r->mode));
+		if (r->mode != MODE_DRM || r->size_bytes)
+			printf(" %s", r->memory);
+		if (r->size_bytes)
+			printf(" %s", sz);
+		if (strcmp(r->op, "all"))
+			printf(" %s", r->op);
+		printf(": %s: %s\n", status_names[r->status], r->reason);
+		return;
+	}
+	if (r->mode == MODE_HOST)
+		printf("%-6s %-8s %10s %10.2f %10.2f %10.2f %4d %5s\n", r->op,
+		       r->memory, sz, r->med, r->min, r->max, r->reps, node);
+	else if (r->mode == MODE_ALLOC)
+		printf("%-20s %10s %10.4f %10.4f %10.4f %10.2f %10.2f %4d %5s\n",
+		       r->memory, sz, r->med, r->min, r->max, r->seconds * 1e3,
+		       r->free_seconds * 1e3, r->reps, node);
+	else if (r->mode == MODE_DRM)
+		printf("%-20s %10s %10.0f %10.0f %10.0f %5d\n", r->op, sz,
+		       r->med, r->min, r->max, r->reps);
+}
+
+static void output_table(struct bench *b)
+{
+	struct ratio rt[MAX_RATIOS];
+	int m, i, n;
+
+	table_header(&b->hdr);
+	for (m = 0; m < MODE_COUNT; m++) {
+		const struct result *ok = NULL;
+		int any = 0;
+
+		for (i = 0; i < b->nr_res; i++) {
+			if (b->res[i].mode != (enum bench_mode)m)
+				continue;
+			any = 1;
+			if (!ok && b->res[i].status == RES_OK)
+				ok = &b->res[i];
+		}
+		if (!any)
+			continue;
+		printf("\n");
+		if (ok)
+			table_mode_title(b, m, ok);
+		for (i = 0; i < b->nr_res; i++)
+			if (b->res[i].mode == (enum bench_mode)m)
+				table_row(&b->res[i]);
+	}
+	n = ratios(b, rt);
+	if (!n)
+		return;
+	printf("\n# ratios: gpubuf / other (bandwidth: >1 faster; alloc s/GiB: >1 slower)\n");
+	for (i = 0; i < n; i++) {
+		char sz[32];
+
+		fmt_size(sz, sizeof(sz), rt[i].size_bytes);
+		printf("%-36s %6.3f  at %s\n", rt[i].name, rt[i].value, sz);
+	}
+}
+
+/* ---- CSV --------------------------------------------------------------- */
+
+/* Quotes a field when it holds a comma, quote or newline. */
+static void csv_str(const char *s, const char *sep)
+{
+	if (strpbrk(s, ",\"\n")) {
+		putchar('"');
+		for (; *s; s++) {
+			if (*s == '"')
+				putchar('"');
+			putchar(*s);
+		}
+		putchar('"');
+	} else {
+		fputs(s, stdout);
+	}
+	fputs(sep, stdout);
+}
+
+static void output_csv(struct bench *b)
+{
+	struct ratio rt[MAX_RATIOS];
+	int i, n;
+
+	printf("mode,op,memory,size_bytes,threads,reps,numa_node,metric,"
+	       "median,min,max,seconds,free_seconds,status,reason\n");
+	for (i = 0; i < b->nr_res; i++) {
+		const struct result *r = &b->res[i];
+
+		printf("%s,%s,%s,%llu,%d,%d,%d,%s,%.6g,%.6g,%.6g,%.6g,%.6g,",
+		       mode_name(r->mode), r->op, r->memory,
+		       (unsigned long long)r->size_bytes, r->threads, r->reps,
+		       r->numa_node, bench_metric(r->mode), r->med, r->min,
+		       r->max, r->seconds, r->free_seconds);
+		csv_str(status_names[r->status], ",");
+		csv_str(r->reason, "\n");
+	}
+	n = ratios(b, rt);
+	for (i = 0; i < n; i++)
+		printf("ratio,%s,gpubuf,%llu,0,0,-1,ratio,%.6g,%.6g,%.6g,0,0,ok,\n",
+		       rt[i].name, (unsigned long long)rt[i].size_bytes,
+		       rt[i].value, rt[i].value, rt[i].value);
+}
+
+/* ---- JSON -------------------------------------------------------------- */
+
+static void json_node(struct json *j, const char *key, int node)
+{
+	if (node >= 0)
+		json_int(j, key, node);
+	else
+		json_null(j, key);
+}
+
+static void json_header(struct json *j, const struct bench *b)
+{
+	const struct header *h = &b->hdr;
+
+	json_obj_begin(j, "header");
+	json_str(j, "tool", "gpubuf-bench");
+	json_str(j, "kernel", h->kernel);
+	json_str(j, "cpu", h->cpu);
+	json_str(j, "backend", h->backend);
+	json_str(j, "driver", h->driver);
+	json_str(j, "library", h->library);
+	json_str(j, "library_version_compiled", GPUBUF_VERSION_STRING);
+	json_str(j, "numa_online", h->numa_online);
+	json_node(j, "numa_node_gpubuf", h->numa_gpubuf);
+	json_node(j, "numa_node_anon", h->numa_anon);
+	json_str(j, "cuda", h->cuda);
+	json_str(j, "hsa", h->hsa);
+	json_bool(j, "emulated", h->emulated);
+	if (h->emulated)
+		json_str(j, "emulated_reason", h->emulated_why);
+	json_int(j, "threads", b->o.threads);
+	json_u64(j, "rep_bytes", b->o.rep_bytes);
+	json_str(j, "gb_per_s_unit", "1e9 bytes per second");
+	json_str(j, "clock", "CLOCK_MONOTONIC");
+	json_obj_end(j);
+}
+
+static void json_metric(struct json *j, const struct result *r)
+{
+	const char *m = bench_metric(r->mode);
+	char key[40];
+
+	json_dbl(j, m, r->med);
+	snprintf(key, sizeof(key), "%s_min", m);
+	json_dbl(j, key, r->min);
+	snprintf(key, sizeof(key), "%s_max", m);
+	json_dbl(j, key, r->max);
+}
+
+static void json_result(struct json *j, const struct result *r)
+{
+	json_obj_begin(j, NULL);
+	json_str(j, "mode", mode_name(r->mode));
+	json_str(j, "op", r->op);
+	json_str(j, "memory", r->memory);
+	if (r->size_bytes)
+		json_u64(j, "size_bytes", r->size_bytes);
+	json_str(j, "status", status_names[r->status]);
+	if (r->status == RES_OK) {
+		json_int(j, "threads", r->threads);
+		json_int(j, "reps", r->reps);
+		if (r->mode != MODE_DRM)
+			json_node(j, "numa_node", r->numa_node);
+		json_metric(j, r);
+		if (r->mode == MODE_ALLOC) {
+			json_dbl(j, "seconds", r->seconds);
+			json_dbl(j, "free_seconds", r->free_seconds);
+		}
+		if (r->mode == MODE_DRM)
+			json_str(j, "device", r->reason);
+	} else if (r->mode == MODE_CUDA || r->mode == MODE_HSA) {
+		json_str(j, r->status == RES_INFO ? "info" : "reason",
+			 r->reason);
+		json_str(j, "version", r->version);
+		if (r->device_count >= 0)
+			json_int(j, "device_count", r->device_count);
+	} else {
+		json_str(j, "reason", r->reason);
+	}
+	json_obj_end(j);
+}
+
+static void output_json(struct bench *b)
+{
+	struct ratio rt[MAX_RATIOS];
+	struct json j;
+	int i, n;
+
+	json_init(&j, stdout);
+	json_obj_begin(&j, NULL);
+	json_header(&j, b);
+	json_arr_begin(&j, "results");
+	for (i = 0; i < b->nr_res; i++)
+		json_result(&j, &b->res[i]);
+	json_arr_end(&j);
+	json_obj_begin(&j, "ratios");
+	n = ratios(b, rt);
+	for (i = 0; i < n; i++) {
+		json_obj_begin(&j, rt[i].name);
+		json_dbl(&j, "ratio", rt[i].value);
+		json_u64(&j, "size_bytes", rt[i].size_bytes);
+		json_obj_end(&j);
+	}
+	json_obj_end(&j);
+	json_obj_end(&j);
+	json_finish(&j);
+}
+
+void output_results(struct bench *b)
+{
+	if (b->o.format == FMT_JSON)
+		output_json(b);
+	else if (b->o.format == FMT_CSV)
+		output_csv(b);
+	else
+		output_table(b);
+	fflush(stdout);
+}

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: MIT
+/* Timing, statistics, progress and the result list. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+volatile uint64_t bench_sink;
+
+uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static int stats_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void stats(double *v, int n, double *med, double *min, double *max)
+{
+	if (n <= 0) {
+		*med = *min = *max = 0;
+		return;
+	}
+	qsort(v, n, sizeof(*v), stats_cmp);
+	*min = v[0];
+	*max = v[n - 1];
+	*med = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+void fmt_size(char *buf, size_t len, uint64_t bytes)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	int u = 0;
+	uint64_t v = bytes;
+
+	while (u < 4 && v >= 1024 && !(v % 1024)) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0 && bytes >= 1024) {
+		/* not a multiple of 1 KiB: one decimal of the best unit */
+		double d = (double)bytes;
+
+		while (u < 4 && d >= 1024) {
+			d /= 1024;
+			u++;
+		}
+		snprintf(buf, len, "%.1f %s", d, units[u]);
+		return;
+	}
+	snprintf(buf, len, "%llu %s", (unsigned long long)v, units[u]);
+}
+
+static struct {
+	uint64_t start;
+	int tty;
+	int shown;
+} prog;
+
+void progress_start(void)
+{
+	prog.start = now_ns();
+	prog.tty = isatty(STDERR_FILENO);
+	prog.shown = 0;
+}
+
+void progress(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!prog.tty || now_ns() - prog.start < 1000000000ULL)
+		return;
+	fputs("\r\033[K", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fflush(stderr);
+	prog.shown = 1;
+}
+
+void progress_end(void)
+{
+	if (prog.shown)
+		fputs("\r\033[K", stderr);
+	prog.shown = 0;
+}
+
+struct result *result_add(struct bench *b, enum bench_mode mode,
+			  enum result_status st)
+{
+	struct result *r;
+
+	if (b->nr_res == b->cap_res) {
+		int cap = b->cap_res ? 2 * b->cap_res : 64;
+		struct result *n = realloc(b->res, cap * sizeof(*n));
+
+		if (!n) {
+			fprintf(stderr, "ERROR: out of memory for results\n");
+			exit(EXIT_FAIL);
+		}
+		b->res = n;
+		b->cap_res = cap;
+	}
+	r = &b->res[b->nr_res++];
+	memset(r, 0, sizeof(*r));
+	r->mode = mode;
+	r->status = st;
+	r->numa_node = -1;
+	r->device_count = -1;
+	return r;
+}
+
+void result_reason(struct result *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->reason, sizeof(r->reason), fmt, ap);
+	va_end(ap);
+}

@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: MIT
+/*
+ * gpubuf-info: what gpubuf sees on this machine. Versions, backend, the
+ * module's limits and counters, GPU runtimes and DRM devices. See
+ * gpubuf-info(1). Always exits 0 after reporting (2 on a usage error).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <gpubuf.h>
+
+#include "../common/drmdev.h"
+#include "../common/gpuprobe.h"
+#include "../common/json.h"
+#include "../common/sysinfo.h"
+
+static const char *const limit_names[] = {
+	"max_buffer_bytes", "max_total_bytes",
+};
+static const char *const counter_names[] = {
+	"live_buffers", "live_bytes", "peak_bytes", "failed_allocs",
+};
+#define NR_LIMITS	2
+#define NR_COUNTERS	4
+
+struct info {
+	struct gpubuf_ctx *ctx;
+	char open_error[256];
+	const char *backend;
+	int have_driver;
+	struct gpubuf_version drv;
+	char kernel[160];
+	int emulated;
+	char emulated_why[256];
+	int module_loaded;		/* /sys/module/gpubuf exists */
+	int have_limit[NR_LIMITS];
+	uint64_t limit[NR_LIMITS];
+	int have_counter[NR_COUNTERS];
+	uint64_t counter[NR_COUNTERS];
+	struct gpu_probe cuda, hsa;
+	struct drm_card cards[DRMDEV_MAX];
+	int nr_cards;			/* negative errno: no /dev/dri */
+};
+
+static void info_usage(FILE *f)
+{
+	fputs("usage: gpubuf-info [--json] [-h|--help]\n"
+	      "  --json     one JSON document on stdout (default: text)\n"
+	      "  -h, --help this text\n"
+	      "Environment: GPUBUF_BACKEND=module|memfd|auto selects the backend.\n"
+	      "Exit status: 0 after reporting, 2 on a usage error.\n", f);
+}
+
+static void info_collect(struct info *in)
+{
+	char path[256];
+	uint64_t dummy;
+	int i;
+
+	if (gpubuf_open_err(&in->ctx, GPUBUF_OPEN_ALLOW_MEMFD, in->open_error,
+			    sizeof(in->open_error))) {
+		in->ctx = NULL;
+		in->backend = "none";
+	} else if (gpubuf_backend(in->ctx) == GPUBUF_BACKEND_MODULE) {
+		in->backend = "module";
+		in->have_driver = !gpubuf_driver_version(in->ctx, &in->drv);
+	} else {
+		in->backend = "memfd";
+	}
+	sys_kernel(in->kernel, sizeof(in->kernel));
+	in->emulated = sys_emulated(in->emulated_why, sizeof(in->emulated_why));
+	in->module_loaded = !sys_read_u64(GPUBUF_SYSFS_PARAMS "/max_buffer_bytes",
+					  &dummy);
+	for (i = 0; i < NR_LIMITS; i++) {
+		snprintf(path, sizeof(path), GPUBUF_SYSFS_PARAMS "/%s",
+			 limit_names[i]);
+		in->have_limit[i] = !sys_read_u64(path, &in->limit[i]);
+	}
+	for (i = 0; i < NR_COUNTERS; i++) {
+		snprintf(path, sizeof(path), GPUBUF_SYSFS_CLASS "/%s",
+			 counter_names[i]);
+		in->have_counter[i] = !sys_read_u64(path, &in->counter[i]);
+	}
+	gpu_probe_cuda(&in->cuda);
+	gpu_probe_hsa(&in->hsa);
+	in->nr_cards = drm_card_list(in->cards, DRMDEV_MAX);
+}
+
+static const char *info_na(const struct info *in)
+{
+	return in->module_loaded ? "n/a" : "n/a (module not loaded)";
+}
+
+static void text_probe(const struct gpu_probe *p)
+{
+	printf("%-18s ", p->name);
+	if (!p->found)
+		printf("unavailable: %s\n", p->reason);
+	else if (p->usable)
+		printf("%s version %s, %d device(s)%s%s\n", p->lib,
+		       p->version[0] ? p->version : "?", p->device_count,
+		       p->device0[0] ? ", first: " : "", p->device0);
+	else
+		printf("%s version %s, unusable: %s\n", p->lib,
+		       p->version[0] ? p->version : "?", p->reason);
+}
+
+static void info_text(const struct info *in)
+{
+	int i;
+
+	printf("%-18s %d.%d.%d (compiled against %s, ABI %d)\n", "library",
+	       gpubuf_version_major(), gpubuf_version_minor(),
+	       gpubuf_version_patch(), GPUBUF_VERSION_STRING,
+	       GPUBUF_ABI_VERSION);
+	printf("%-18s %s%s%s\n", "backend", in->backend,
+	       in->ctx ? "" : ": ", in->ctx ? "" : in->open_error);
+	if (in->have_driver)
+		printf("%-18s %u.%u.%u, ABI %u..%u\n", "driver", in->drv.major,
+		       in->drv.minor, in->drv.patch, in->drv.abi_min,
+		       in->drv.abi);
+	else
+		printf("%-18s %s\n", "driver", info_na(in));
+	printf("%-18s %s\n", "kernel", in->kernel);
+	if (in->emulated)
+		printf("%-18s %s\n", "emulated", in->emulated_why);
+	for (i = 0; i < NR_LIMITS; i++) {
+		if (in->have_limit[i])
+			printf("%-18s %llu\n", limit_names[i],
+			       (unsigned long long)in->limit[i]);
+		else
+			printf("%-18s %s\n", limit_names[i], info_na(in));
+	}
+	for (i = 0; i < NR_COUNTERS; i++) {
+		if (in->have_counter[i])
+			printf("%-18s %llu\n", counter_names[i],
+			       (unsigned long long)in->counter[i]);
+		else
+			printf("%-18s %s\n", counter_names[i], info_na(in));
+	}
+	text_probe(&in->cuda);
+	text_probe(&in->hsa);
+	if (in->nr_cards <= 0)
+		printf("%-18s none\n", "drm");
+	for (i = 0; i < in->nr_cards; i++)
+		printf("%-18s %s %s %d.%d.%d\n", "drm", in->cards[i].path,
+		       in->cards[i].driver, in->cards[i].major,
+		       in->cards[i].minor, in->cards[i].patch);
+}
+
+static void json_probe(struct json *j, const struct gpu_probe *p)
+{
+	json_obj_begin(j, p->name);
+	json_str(j, "library", p->lib);
+	json_bool(j, "found", p->found);
+	json_bool(j, "usable", p->usable);
+	if (p->version[0])
+		json_str(j, "version", p->version);
+	else
+		json_null(j, "version");
+	if (p->driver_version)
+		json_int(j, "driver_version", p->driver_version);
+	if (p->device_count >= 0)
+		json_int(j, "device_count", p->device_count);
+	if (p->device0[0])
+		json_str(j, "device0", p->device0);
+	if (!p->usable)
+		json_str(j, "reason", p->reason);
+	json_obj_end(j);
+}
+
+static void json_sysfs(struct json *j, const char *key, const char *const *names,
+		       const int *have, const uint64_t *val, int n)
+{
+	int i;
+
+	json_obj_begin(j, key);
+	for (i = 0; i < n; i++) {
+		if (have[i])
+			json_u64(j, names[i], val[i]);
+		else
+			json_null(j, names[i]);
+	}
+	json_obj_end(j);
+}
+
+static void info_json(const struct info *in)
+{
+	char v[32];
+	struct json j;
+	int i;
+
+	json_init(&j, stdout);
+	json_obj_begin(&j, NULL);
+	json_str(&j, "tool", "gpubuf-info");
+	json_obj_begin(&j, "library");
+	snprintf(v, sizeof(v), "%d.%d.%d", gpubuf_version_major(),
+		 gpubuf_version_minor(), gpubuf_version_patch());
+	json_str(&j, "version", v);
+	json_str(&j, "version_compiled", GPUBUF_VERSION_STRING);
+	json_int(&j, "abi", GPUBUF_ABI_VERSION);
+	json_obj_end(&j);
+	json_str(&j, "backend", in->backend);
+	if (!in->ctx)
+		json_str(&j, "backend_error", in->open_error);
+	if (in->have_driver) {
+		json_obj_begin(&j, "driver");
+		snprintf(v, sizeof(v), "%u.%u.%u", in->drv.major,
+			 in->drv.minor, in->drv.patch);
+		json_str(&j, "version", v);
+		json_int(&j, "abi", in->drv.abi);
+		json_int(&j, "abi_min", in->drv.abi_min);
+		json_obj_end(&j);
+	} else {
+		json_null(&j, "driver");
+	}
+	json_bool(&j, "module_loaded", in->module_loaded);
+	json_str(&j, "kernel", in->kernel);
+	json_bool(&j, "emulated", in->emulated);
+	json_sysfs(&j, "limits", limit_names, in->have_limit, in->limit,
+		   NR_LIMITS);
+	json_sysfs(&j, "counters", counter_names, in->have_counter,
+		   in->counter, NR_COUNTERS);
+	json_obj_begin(&j, "runtimes");
+	json_probe(&j, &in->cuda);
+	json_probe(&j, &in->hsa);
+	json_obj_end(&j);
+	json_arr_begin(&j, "drm_devices");
+	for (i = 0; i < in->nr_cards; i++) {
+		json_obj_begin(&j, NULL);
+		json_str(&j, "path", in->cards[i].path);
+		json_str(&j, "driver", in->cards[i].driver);
+		snprintf(v, sizeof(v), "%d.%d.%d", in->cards[i].major,
+			 in->cards[i].minor, in->cards[i].patch);
+		json_str(&j, "version", v);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_obj_end(&j);
+	json_finish(&j);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct info in;
+	int c, json = 0;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = 1;
+			break;
+		case 'h':
+			info_usage(stdout);
+			return 0;
+		default:
+			fprintf(stderr, "ERROR: unknown option '%s'\n",
+				argv[optind - 1]);
+			info_usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "ERROR: unexpected argument '%s'\n", argv[optind]);
+		info_usage(stderr);
+		return 2;
+	}
+	memset(&in, 0, sizeof(in));
+	info_collect(&in);
+	if (!in.ctx)
+		fprintf(stderr, "note: gpubuf_open: %s\n", in.open_error);
+	if (json)
+		info_json(&in);
+	else
+		info_text(&in);
+	gpubuf_close(in.ctx);
+	return 0;
+}
