@@ -3,6 +3,8 @@
 # gpubuf top-level build.
 #   make module     build gpubuf.ko against KDIR
 #   make check      everything: lint, library tests, the QEMU guest suites
+#   make check-kernels  make check, then build and run the guest suites on
+#                   the kernels of KERNEL_SUITES (default: trixie sid)
 #   make lint       W=1, sparse and checkpatch --strict over kmod/
 #   make install    install the module (and udev files) for KDIR's kernel
 #   make lib        build libgpubuf (make -C libgpubuf install to install it)
@@ -16,7 +18,7 @@ KVER ?=
 KDIR ?= $(shell scripts/find-kdir.sh $(KVER))
 DESTDIR ?=
 
-.PHONY: all module probe lint check lib install modules_install clean
+.PHONY: all module probe lint check check-kernels lib install modules_install clean
 
 all: module
 
@@ -34,6 +36,10 @@ lint: probe
 
 check:
 	tests/check.sh
+
+KERNEL_SUITES ?= trixie sid
+check-kernels:
+	GPUBUF_KERNEL_SUITES="$(KERNEL_SUITES)" tests/check.sh
 
 lib:
 	$(MAKE) -C libgpubuf

@@ -5,7 +5,7 @@
 set -eu
 pkgs="gcc make libc6-dev perl pkgconf cpio gzip xz-utils kmod
       linux-headers-amd64 linux-image-amd64 linux-source-6.1 sparse
-      qemu-system-x86 busybox-static libdrm-dev libdlpack-dev dkms"
+      qemu-system-x86 busybox-static libdrm-dev libdlpack-dev dkms debootstrap"
 
 missing=
 for p in $pkgs; do

@@ -74,4 +74,12 @@ fi
 
 log "QEMU guest (TCG): $(ls "$guest_tests" | tr '\n' ' ')"
 tests/vm/run.sh "$kdir" "$guest_tests" >"$results/50-guest.tap"
+
+# Other Debian kernels (make check-kernels): needs the network to debootstrap.
+if [ -n "${GPUBUF_KERNEL_SUITES:-}" ]; then
+	log "kernel matrix: $GPUBUF_KERNEL_SUITES"
+	# shellcheck disable=SC2086
+	tests/kernel-matrix.sh "$guest_tests" $GPUBUF_KERNEL_SUITES \
+		>"$results/60-kernel-matrix.tap"
+fi
 finish

@@ -159,9 +159,10 @@ static void table_row(const struct result *r)
 		return;
 	}
 	if (r->status == RES_UNAVAILABLE || r->status == RES_SKIPPED) {
-		printf("%s:", mode_name(r->mode));
+		/* "host: hugetlb: unavailable: ...", "drm: unavailable: ..." */
+		printf("%s", mode_name(r->mode));
 		if (r->mode != MODE_DRM || r->size_bytes)
-			printf(" %s", r->memory);
+			printf(": %s", r->memory);
 		if (r->size_bytes)
 			printf(" %s", sz);
 		if (strcmp(r->op, "all"))

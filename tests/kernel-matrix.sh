@@ -1,0 +1,74 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+# Build gpubuf against other Debian suites' kernels and run every guest suite
+# on them. Each suite gets a debootstrap --variant=minbase root under
+# build/matrix/SUITE (kept between runs) with its own compiler, headers and
+# kernel image; the committed tree is built there with W=1 (any warning
+# fails), then tests/vm/run.sh boots that kernel. Prints TAP.
+# Usage: kernel-matrix.sh GUEST_TESTS_DIR SUITE... (e.g. trixie sid)
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+tests_dir=$1
+shift
+mirror=${GPUBUF_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+n=0
+emit() { # ok text [log]
+	n=$((n + 1))
+	if [ "$1" = 1 ]; then
+		echo "ok $n - $2"
+	else
+		echo "not ok $n - $2"
+		[ -n "${3:-}" ] && sed 's/^/# /' "$3" | tail -n 30
+	fi
+}
+
+for suite in "$@"; do
+	root=$top/build/matrix/$suite
+	log=$top/build/matrix/$suite.log
+	mkdir -p "$top/build/matrix"
+	if [ ! -f "$root/.gpubuf-ready" ]; then
+		rm -rf "$root"
+		# perl: W=1 runs kernel-doc, which needs more than perl-base.
+		if debootstrap --variant=minbase \
+			--include=make,kmod,perl,linux-headers-amd64,linux-image-amd64 \
+			"$suite" "$root" "$mirror" >"$log" 2>&1; then
+			touch "$root/.gpubuf-ready"
+		else
+			emit 0 "$suite: debootstrap with headers and image" "$log"
+			continue
+		fi
+	fi
+	kdir=$(ls -d "$root"/usr/src/linux-headers-*-amd64 | sort -V | tail -n 1)
+	kdir=${kdir#"$root"}
+
+	rm -rf "$root/src"
+	mkdir -p "$root/src"
+	git -C "$top" ls-files -z | (cd "$top" && xargs -0 cp --parents -t "$root/src")
+	# objtool of newer kernels reads /proc.
+	mountpoint -q "$root/proc" || mount -t proc proc "$root/proc"
+	chroot "$root" sh -c "cd /src && make module W=1 KDIR=$kdir && \
+		make -C $kdir M=/src/tests/pinprobe W=1 modules" >"$log.build" 2>&1
+	st=$?
+	umount "$root/proc" 2>/dev/null
+	if [ $st = 0 ] && ! grep -E 'warning:|error:' "$log.build" >/dev/null; then
+		emit 1 "$suite: gpubuf.ko and the probe build with W=1 against ${kdir##*/}"
+	else
+		emit 0 "$suite: gpubuf.ko and the probe build with W=1 against ${kdir##*/}" "$log.build"
+		continue
+	fi
+	grep -h '^#define' "$root/src/kmod/gpubuf_compat_probed.h" | sed "s/^/# $suite: /"
+
+	GPUBUF_VM_SYSROOT=$root GPUBUF_VM_KO_DIR=$root/src \
+		GPUBUF_VM_OUT=$top/build/matrix/vm-$suite \
+		"$top/tests/vm/run.sh" "$kdir" "$tests_dir" >"$log.tap"
+	while IFS= read -r line; do
+		case $line in
+		"ok "*|"not ok "*)
+			status=${line%% [0-9]*}
+			text=${line#* - }
+			emit "$([ "$status" = ok ] && echo 1 || echo 0)" "$suite: $text"
+			;;
+		esac
+	done <"$log.tap"
+done
+echo "1..$n"

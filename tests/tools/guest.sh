@@ -1,0 +1,124 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# Description: gpubuf-bench and gpubuf-info in the QEMU guest (module
+# backend, vgem loaded, busybox only: no python). TAP on stdout with the
+# plan computed at the end. Sizes are tiny: under TCG only the ratios
+# within one run mean anything, and the point here is that every mode runs
+# on the real module and reports sane values.
+#
+# GPUBUF_TOOLS names the directory holding the static gpubuf-bench and
+# gpubuf-info (default /gpubuf/bin, then the directory of this script).
+set -u
+dir=${GPUBUF_TOOLS:-/gpubuf/bin}
+[ -x "$dir/gpubuf-bench" ] || dir=$(cd "$(dirname "$0")" && pwd)
+bench=$dir/gpubuf-bench
+info=$dir/gpubuf-info
+export GPUBUF_BACKEND=module
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpubuf-tools.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT INT TERM
+params=/sys/module/gpubuf/parameters
+class=/sys/class/misc/gpubuf
+
+n=0 failed=0
+result() { # status name [file]
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then
+		echo "ok $n - $2"
+	else
+		failed=$((failed + 1))
+		echo "not ok $n - $2"
+		[ -n "${3:-}" ] && [ -f "$3" ] && sed 's/^/# /' "$3" | head -n 30
+	fi
+}
+skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
+run() { # name args...; stdout NAME.out, stderr NAME.err, status NAME.rc
+	name=$1
+	shift
+	"$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+	echo $? >"$tmp/$name.rc"
+}
+rc() { cat "$tmp/$1.rc"; }
+# Count CSV rows of a mode with status ok and a positive median.
+csv_ok() { # file mode
+	awk -F, -v m="$2" '$1 == m && $14 == "ok" && $9 + 0 > 0 { n++ } END { print n + 0 }' "$1"
+}
+
+if [ ! -x "$bench" ] || [ ! -x "$info" ]; then
+	echo "Bail out! gpubuf-bench/gpubuf-info not found in $dir"
+	exit 1
+fi
+live0=$(cat "$class/live_buffers" 2>/dev/null)
+
+run info "$info"
+[ "$(rc info)" = 0 ] && grep -q '^backend  *module$' "$tmp/info.out" &&
+	grep -q '^driver  *[0-9]*\.[0-9]*\.[0-9]*, ABI [0-9]*\.\.[0-9]*$' "$tmp/info.out" &&
+	grep -q '^max_buffer_bytes  *[0-9][0-9]*$' "$tmp/info.out" &&
+	grep -q '^live_buffers  *[0-9][0-9]*$' "$tmp/info.out"
+result $? "gpubuf-info shows backend module, driver ABI, limits and counters" "$tmp/info.out"
+
+run infojson "$info" --json
+grep -q '"backend": "module"' "$tmp/infojson.out" &&
+	grep -q '"module_loaded": true' "$tmp/infojson.out" &&
+	grep -q '"driver": "vgem"' "$tmp/infojson.out"
+result $? "gpubuf-info --json names backend module and the vgem card" "$tmp/infojson.out"
+
+run host "$bench" host --sizes 4K,64K --rep-bytes 256K --reps 3 --warmup 0 --csv
+[ "$(rc host)" = 0 ] && [ "$(csv_ok "$tmp/host.out" host)" = 18 ] &&
+	grep -q '^ratio,read_gpubuf_vs_mlock,' "$tmp/host.out"
+result $? "host: 18 measured rows with positive GB/s and the ratios" "$tmp/host.out"
+
+if grep -q QEMU /sys/class/dmi/id/sys_vendor 2>/dev/null; then
+	grep -q '^note: running under emulation (QEMU); only ratios within this run are meaningful$' "$tmp/host.err"
+	result $? "the emulation note is on stderr" "$tmp/host.err"
+else
+	skip "the emulation note is on stderr" "not running under QEMU"
+fi
+
+run alloc "$bench" alloc --sizes 1M,4M --reps 2 --csv
+[ "$(rc alloc)" = 0 ] && [ "$(csv_ok "$tmp/alloc.out" alloc)" = 4 ]
+result $? "alloc: gpubuf and anon_populate_mlock measured at two sizes" "$tmp/alloc.out"
+
+# The cap: a size above max_buffer_bytes is a skipped row, not an error.
+old=$(cat "$params/max_buffer_bytes")
+if echo 1048576 >"$params/max_buffer_bytes" 2>/dev/null; then
+	run cap "$bench" alloc --sizes 1M,4M --reps 1 --warmup 0 --csv
+	echo "$old" >"$params/max_buffer_bytes"
+	[ "$(rc cap)" = 0 ] && [ "$(csv_ok "$tmp/cap.out" alloc)" = 2 ] &&
+		grep -q '^alloc,alloc_map_touch,gpubuf,4194304,.*,skipped,4 MiB above max_buffer_bytes (1 MiB)$' "$tmp/cap.out"
+	result $? "alloc skips sizes above max_buffer_bytes with the reason" "$tmp/cap.out"
+else
+	skip "alloc skips sizes above max_buffer_bytes with the reason" "cannot write $params/max_buffer_bytes"
+fi
+
+if ls /dev/dri/card* >/dev/null 2>&1; then
+	run drm "$bench" drm --sizes 4K,1M --reps 10 --warmup 2 --csv
+	[ "$(rc drm)" = 0 ] && [ "$(csv_ok "$tmp/drm.out" drm)" = 6 ] &&
+		grep -q '^drm,prime_fd_to_handle,gpubuf,4096,.*lat_ns.*,ok,/dev/dri/card[0-9]* (vgem)$' "$tmp/drm.out"
+	result $? "drm: PRIME import and GEM close latency into vgem" "$tmp/drm.out"
+	run drmtable "$bench" drm --sizes 64K --reps 5 --warmup 1
+	[ "$(rc drmtable)" = 0 ] &&
+		grep -q '^# drm: PRIME import latency, ns, into /dev/dri/card[0-9]* (vgem)$' "$tmp/drmtable.out" &&
+		grep -qE '^import_close_total +64 KiB +[0-9]+ ' "$tmp/drmtable.out"
+	result $? "drm table names the device and shows the total" "$tmp/drmtable.out"
+else
+	skip "drm: PRIME import and GEM close latency into vgem" "no /dev/dri/card*"
+	skip "drm table names the device and shows the total" "no /dev/dri/card*"
+fi
+
+run cuda "$bench" cuda hsa
+[ "$(rc cuda)" = 77 ] && grep -q '^cuda: unavailable: libcuda.so.1 not found' "$tmp/cuda.out" &&
+	grep -q '^hsa: unavailable: ' "$tmp/cuda.out"
+result $? "cuda and hsa alone are unavailable in the guest (exit 77)" "$tmp/cuda.out"
+
+run all "$bench" all --max-size 64K --rep-bytes 64K --reps 2 --warmup 0 --json
+[ "$(rc all)" = 0 ] && grep -q '"backend": "module"' "$tmp/all.out" &&
+	grep -q '"mode": "drm"' "$tmp/all.out" && grep -q '"ratios": {' "$tmp/all.out"
+result $? "all with --json runs every mode on the module backend" "$tmp/all.out"
+
+live1=$(cat "$class/live_buffers" 2>/dev/null)
+[ -n "$live0" ] && [ "$live0" = "$live1" ]
+result $? "no gpubuf buffer outlives the runs (live_buffers $live0 -> $live1)"
+
+echo "1..$n"
+[ $failed = 0 ]
