@@ -73,7 +73,11 @@ if [ -f libgpubuf/Makefile ]; then
 fi
 
 log "QEMU guest (TCG): $(ls "$guest_tests" | tr '\n' ' ')"
-tests/vm/run.sh "$kdir" "$guest_tests" >"$results/50-guest.tap"
+tests/vm/run.sh "$kdir" "$guest_tests" >"$results/50-guest.tap" 2>"$results/guest-run.log"
+grep -q '^1\.\.[0-9]' "$results/50-guest.tap" || {
+	echo "not ok - the QEMU guest run produced no results"
+	sed 's/^/# /' "$results/guest-run.log"
+} >>"$results/50-guest.tap"
 
 # Other Debian kernels (make check-kernels): needs the network to debootstrap.
 if [ -n "${GPUBUF_KERNEL_SUITES:-}" ]; then

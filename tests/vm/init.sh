@@ -26,7 +26,11 @@ for i in 1 2 3 4 5; do
 done
 
 echo "gpubuf-tests-begin" > /dev/kmsg
-if [ $setup_ok = 1 ]; then
+if grep -q 'gpubuf\.demo=1' /proc/cmdline; then
+	echo "@@DEMO-BEGIN"
+	/gpubuf/demo.sh
+	echo "@@DEMO-END rc=$?"
+elif [ $setup_ok = 1 ]; then
 	for t in /gpubuf/tests/*; do
 		name=${t##*/}
 		echo "@@SUITE-BEGIN $name"

@@ -9,7 +9,10 @@
 # Environment: GPUBUF_VM_SYSROOT, a root file system (a debootstrap chroot)
 # holding KDIR, /boot and /lib/modules of another kernel; GPUBUF_VM_KO_DIR,
 # the tree where gpubuf.ko and tests/pinprobe/gpubuf_pinprobe.ko were built
-# for it (default: this tree); GPUBUF_VM_OUT, the work directory.
+# for it (default: this tree); GPUBUF_VM_OUT, the work directory;
+# GPUBUF_VM_MEM, guest MiB (2048); GPUBUF_VM_EXTRA_DIR, files added under
+# /gpubuf in the guest; GPUBUF_VM_APPEND, extra kernel command line (e.g.
+# gpubuf.demo=1, which runs /gpubuf/demo.sh instead of the suites).
 set -eu
 kdir=$1
 tests_dir=$2
@@ -21,6 +24,7 @@ kver=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$sysroot$kdir/include/gen
 vmlinuz=$sysroot/boot/vmlinuz-$kver
 moddir=/lib/modules/$kver
 timeout_s=${GPUBUF_VM_TIMEOUT:-1500}
+mem=${GPUBUF_VM_MEM:-2048}
 
 for f in "$vmlinuz" "$sysroot$moddir/modules.dep" /bin/busybox; do
 	if [ ! -e "$f" ]; then
@@ -36,7 +40,12 @@ cp /bin/busybox "$out/root/bin/busybox"
 cp "$top/tests/vm/init.sh" "$out/root/init"
 chmod 755 "$out/root/init"
 cp "$kos/gpubuf.ko" "$kos/tests/pinprobe/gpubuf_pinprobe.ko" "$out/root/gpubuf/"
-cp "$tests_dir"/* "$out/root/gpubuf/tests/"
+if [ -n "$(ls -A "$tests_dir")" ]; then
+	cp "$tests_dir"/* "$out/root/gpubuf/tests/"
+fi
+if [ -n "${GPUBUF_VM_EXTRA_DIR:-}" ]; then
+	cp -r "$GPUBUF_VM_EXTRA_DIR"/. "$out/root/gpubuf/"
+fi
 
 # vgem and what modules.dep says it needs.
 cp "$sysroot$moddir/modules.dep" "$sysroot$moddir/modules.builtin" "$out/root$moddir/" 2>/dev/null || true
@@ -49,9 +58,9 @@ done
 (cd "$out/root" && find . | cpio -o -H newc --quiet | gzip -1) > "$out/initrd.gz"
 
 set +e
-timeout "$timeout_s" qemu-system-x86_64 -machine q35 -cpu max -smp 2 -m 2048 \
+timeout "$timeout_s" qemu-system-x86_64 -machine q35 -cpu max -smp 2 -m "$mem" \
 	-accel tcg -kernel "$vmlinuz" -initrd "$out/initrd.gz" \
-	-append "console=ttyS0 quiet loglevel=3 panic=-1 oops=panic" \
+	-append "console=ttyS0 quiet loglevel=3 panic=-1 oops=panic ${GPUBUF_VM_APPEND:-}" \
 	-nographic -no-reboot -monitor none -serial stdio \
 	</dev/null >"$out/console.log" 2>&1
 qemu_rc=$?

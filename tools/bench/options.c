@@ -40,7 +40,8 @@ void bench_usage(FILE *f)
 "  --sizes LIST       comma-separated sizes with K/M/G suffixes (powers of 1024)\n"
 "                     default: host 4K,16K,64K,256K,1M,4M,16M,64M,256M;\n"
 "                     alloc 64M,256M,1G,4G; drm 4K,64K,1M,16M,64M\n"
-"  --max-size SIZE    drop sizes above SIZE (default: no limit)\n"
+"  --max-size SIZE    drop sizes above SIZE; a mode left with none uses\n"
+"                     SIZE itself (default: no limit)\n"
 "  --threads N        host: threads splitting each buffer (default 1)\n"
 "  --reps N           timed repetitions, median/min/max reported\n"
 "                     (default: host 5, alloc 3, drm 100)\n"
@@ -256,5 +257,8 @@ int bench_sizes(const struct bench_opts *o, const uint64_t *def, int nr_def,
 	for (i = 0; i < nr; i++)
 		if (!o->max_size || src[i] <= o->max_size)
 			out[n++] = src[i];
+	/* "all --max-size 64K" still measures every mode, at 64K. */
+	if (!n && nr)
+		out[n++] = o->max_size;
 	return n;
 }
