@@ -230,8 +230,12 @@ static int gpubuf_fill_pages(struct gpubuf_buffer *buf)
 		if (!page)
 			goto err_free;
 		n = 1UL << compound_order(page);
+		/*
+		 * A buddy allocation never crosses a memory section, so its
+		 * struct pages are contiguous (nth_page() is gone in 6.18+).
+		 */
 		for (i = 0; i < n; i++)
-			buf->pages[done + i] = nth_page(page, i);
+			buf->pages[done + i] = page + i;
 		if (!done || page_to_pfn(page) !=
 			     page_to_pfn(buf->pages[done - 1]) + 1)
 			buf->nr_chunks++;
