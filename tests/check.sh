@@ -72,6 +72,19 @@ if [ -f libgpubuf/Makefile ]; then
 		make -s -C libgpubuf tests-static OUT="$guest_tests" PREFIX_TESTS=50-lib- || finish
 fi
 
+if [ -f tools/Makefile ]; then
+	log "tools host tests"
+	make -s --no-print-directory -C tools check >"$results/25-tools-host.tap" 2>&1 ||
+		echo "not ok - make -C tools check failed" >>"$results/25-tools-host.tap"
+	# The guest runs every file in its tests directory: the tools go to
+	# /gpubuf/bin through the extra-files directory, their test to tests.
+	rm -rf "$top/build/guest-extra"
+	step "tools build static for the guest" \
+		make -s -C tools static OUT="$top/build/guest-extra/bin" || finish
+	cp tests/tools/guest.sh "$guest_tests/70-tools"
+	export GPUBUF_VM_EXTRA_DIR="$top/build/guest-extra"
+fi
+
 log "QEMU guest (TCG): $(ls "$guest_tests" | tr '\n' ' ')"
 tests/vm/run.sh "$kdir" "$guest_tests" >"$results/50-guest.tap" 2>"$results/guest-run.log"
 grep -q '^1\.\.[0-9]' "$results/50-guest.tap" || {
