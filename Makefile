@@ -5,6 +5,8 @@
 #   make check      everything: lint, library tests, the QEMU guest suites
 #   make check-kernels  make check, then build and run the guest suites on
 #                   the kernels of KERNEL_SUITES (default: trixie sid)
+#   make demo       gpubuf-bench host/alloc tables (in the QEMU guest when
+#                   gpubuf.ko cannot be loaded here)
 #   make lint       W=1, sparse and checkpatch --strict over kmod/
 #   make install    install the module (and udev files) for KDIR's kernel
 #   make lib        build libgpubuf (make -C libgpubuf install to install it)
@@ -18,7 +20,7 @@ KVER ?=
 KDIR ?= $(shell scripts/find-kdir.sh $(KVER))
 DESTDIR ?=
 
-.PHONY: all module probe lint check check-kernels lib install modules_install clean
+.PHONY: all module probe lint check check-kernels demo lib install modules_install clean
 
 all: module
 
@@ -40,6 +42,9 @@ check:
 KERNEL_SUITES ?= trixie sid
 check-kernels:
 	GPUBUF_KERNEL_SUITES="$(KERNEL_SUITES)" tests/check.sh
+
+demo:
+	tests/vm/demo.sh
 
 lib:
 	$(MAKE) -C libgpubuf
