@@ -9,6 +9,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/build_bug.h>
 #include <linux/dma-buf.h>
 #include <linux/fcntl.h>
 #include <linux/file.h>
@@ -23,6 +24,11 @@
 
 /* Oldest ABI revision this driver still serves. */
 #define GPUBUF_ABI_MIN 1
+
+/* The first published sizes are ABI: a layout change must not slip in. */
+static_assert(sizeof(struct gpubuf_version) == GPUBUF_VERSION_SIZE_VER0);
+static_assert(sizeof(struct gpubuf_alloc) == GPUBUF_ALLOC_SIZE_VER0);
+static_assert(sizeof(struct gpubuf_info) == GPUBUF_INFO_SIZE_VER0);
 
 union gpubuf_ioctl_arg {
 	struct gpubuf_version version;
