@@ -61,11 +61,31 @@ static u64 gpubuf_ram_bytes(void)
 	return (u64)totalram_pages() << PAGE_SHIFT;
 }
 
-static u64 gpubuf_default_limit(const u64 *param)
+/*
+ * The page array of one buffer is a kvmalloc'ed array, which may not exceed
+ * INT_MAX bytes: about 1 TiB of 4 KiB pages.
+ */
+#define GPUBUF_MAX_BUFFER_PAGES ((u64)INT_MAX / sizeof(struct page *))
+
+/*
+ * The value a limit parameter takes when @bytes is written to it: 0 means
+ * the RAM-derived default; nothing above RAM (or, per buffer, above the page
+ * array's reach) is kept, which also keeps the reservation sums far from
+ * wrapping.
+ */
+static u64 gpubuf_limit_value(const u64 *param, u64 bytes)
 {
 	u64 ram = gpubuf_ram_bytes();
+	u64 cap = ram;
 
-	return param == &gpubuf_max_buffer_bytes ? ram / 2 : ram / 4 * 3;
+	if (param == &gpubuf_max_buffer_bytes) {
+		cap = min(cap, GPUBUF_MAX_BUFFER_PAGES << PAGE_SHIFT);
+		if (!bytes)
+			bytes = ram / 2;
+	} else if (!bytes) {
+		bytes = ram / 4 * 3;
+	}
+	return min(bytes, cap);
 }
 
 static int gpubuf_limit_set(const char *val, const struct kernel_param *kp)
@@ -77,7 +97,7 @@ static int gpubuf_limit_set(const char *val, const struct kernel_param *kp)
 	ret = kstrtou64(val, 0, &bytes);
 	if (ret)
 		return ret;
-	WRITE_ONCE(*limit, bytes ? bytes : gpubuf_default_limit(limit));
+	WRITE_ONCE(*limit, gpubuf_limit_value(limit, bytes));
 	return 0;
 }
 
@@ -94,26 +114,24 @@ static const struct kernel_param_ops gpubuf_limit_ops = {
 module_param_cb(max_buffer_bytes, &gpubuf_limit_ops, &gpubuf_max_buffer_bytes,
 		0644);
 MODULE_PARM_DESC(max_buffer_bytes,
-		 "Largest single buffer, bytes (default 0 = half of RAM)");
+		 "Largest single buffer, bytes (default 0 = half of RAM; at most RAM and ~1 TiB)");
 module_param_cb(max_total_bytes, &gpubuf_limit_ops, &gpubuf_max_total_bytes,
 		0644);
 MODULE_PARM_DESC(max_total_bytes,
-		 "Bytes held by all live buffers together (default 0 = 3/4 of RAM)");
+		 "Bytes held by all live buffers together (default 0 = 3/4 of RAM; at most RAM)");
 
 /**
- * gpubuf_limits_init() - replace limits left at 0 by their RAM-derived value
+ * gpubuf_limits_init() - give limits not set at load their RAM-derived value
  *
  * Called once at module load, after parameters were parsed, so that sysfs
  * always shows the limit in force.
  */
 void gpubuf_limits_init(void)
 {
-	if (!gpubuf_max_buffer_bytes)
-		gpubuf_max_buffer_bytes =
-			gpubuf_default_limit(&gpubuf_max_buffer_bytes);
-	if (!gpubuf_max_total_bytes)
-		gpubuf_max_total_bytes =
-			gpubuf_default_limit(&gpubuf_max_total_bytes);
+	gpubuf_max_buffer_bytes = gpubuf_limit_value(&gpubuf_max_buffer_bytes,
+						     gpubuf_max_buffer_bytes);
+	gpubuf_max_total_bytes = gpubuf_limit_value(&gpubuf_max_total_bytes,
+						    gpubuf_max_total_bytes);
 }
 
 /**
@@ -136,21 +154,28 @@ void gpubuf_note_failed_alloc(void)
 	atomic64_inc(&gpubuf_stats.failed_allocs);
 }
 
-/* Reserve @bytes against both limits; undone by gpubuf_unreserve(). */
+/*
+ * Reserve @bytes against both limits; undone by gpubuf_unreserve(). Both
+ * limits are at most RAM, so the sum below cannot wrap.
+ */
 static int gpubuf_reserve(u64 bytes)
 {
-	u64 live, peak;
-
 	if (bytes > READ_ONCE(gpubuf_max_buffer_bytes))
 		return -EFBIG;
-
-	live = atomic64_add_return(bytes, &gpubuf_stats.live_bytes);
-	if (live > READ_ONCE(gpubuf_max_total_bytes)) {
+	if (atomic64_add_return(bytes, &gpubuf_stats.live_bytes) >
+	    READ_ONCE(gpubuf_max_total_bytes)) {
 		atomic64_sub(bytes, &gpubuf_stats.live_bytes);
 		return -ENOSPC;
 	}
+	return 0;
+}
 
-	peak = atomic64_read(&gpubuf_stats.peak_bytes);
+/* Only buffers that exist count towards the peak, not refused requests. */
+static void gpubuf_update_peak(void)
+{
+	u64 live = atomic64_read(&gpubuf_stats.live_bytes);
+	u64 peak = atomic64_read(&gpubuf_stats.peak_bytes);
+
 	while (live > peak) {
 		u64 seen = atomic64_cmpxchg(&gpubuf_stats.peak_bytes, peak, live);
 
@@ -158,7 +183,6 @@ static int gpubuf_reserve(u64 bytes)
 			break;
 		peak = seen;
 	}
-	return 0;
 }
 
 static void gpubuf_unreserve(u64 bytes)
@@ -179,6 +203,7 @@ static void gpubuf_free_pages(struct page **pages, unsigned long nr_pages)
 
 		__free_pages(pages[i], order);
 		i += 1UL << order;
+		cond_resched();
 	}
 }
 
@@ -200,9 +225,12 @@ static struct page *gpubuf_alloc_chunk(int nid, bool strict,
 
 		if ((1UL << order) > remaining)
 			continue;
-		if (strict)
-			gfp |= __GFP_THISNODE;
-		page = alloc_pages_node(nid, gfp, order);
+		/* Without a node the task's mempolicy decides (numactl). */
+		if (nid == NUMA_NO_NODE)
+			page = alloc_pages(gfp, order);
+		else
+			page = alloc_pages_node(nid, strict ?
+						gfp | __GFP_THISNODE : gfp, order);
 		if (page) {
 			*order_idx = i;
 			return page;
@@ -291,6 +319,7 @@ struct gpubuf_buffer *gpubuf_buffer_create(u64 size, u64 flags, int numa_node)
 		goto err_free_array;
 
 	atomic64_inc(&gpubuf_stats.live_buffers);
+	gpubuf_update_peak();
 	return buf;
 
 err_free_array:

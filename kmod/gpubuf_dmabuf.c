@@ -15,6 +15,7 @@
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/scatterlist.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
@@ -48,8 +49,13 @@ static int gpubuf_dmabuf_attach(struct dma_buf *dmabuf,
 	if (!a)
 		return -ENOMEM;
 
-	ret = sg_alloc_table_from_pages(&a->sgt, buf->pages, buf->nr_pages, 0,
-					gpubuf_buffer_bytes(buf), GFP_KERNEL);
+	/* Merged runs must respect what the importing device can take. */
+	ret = sg_alloc_table_from_pages_segment(&a->sgt, buf->pages,
+						buf->nr_pages, 0,
+						gpubuf_buffer_bytes(buf),
+						max_t(unsigned int, PAGE_SIZE,
+						      dma_get_max_seg_size(attachment->dev)),
+						GFP_KERNEL);
 	if (ret) {
 		kfree(a);
 		return ret;
@@ -187,29 +193,41 @@ static const struct vm_operations_struct gpubuf_vm_ops = {
  * MAP_SHARED, because mmap clears VM_SHARED on read-only fds. The vma's
  * file holds the dma-buf, which holds @buf, for as long as the vma lives.
  */
+/* Pages inserted between two chances to reschedule while populating. */
+#define GPUBUF_MMAP_BATCH_PAGES	(SZ_128M >> PAGE_SHIFT)
+
 static int gpubuf_dmabuf_mmap(struct dma_buf *dmabuf,
 			      struct vm_area_struct *vma)
 {
 	struct gpubuf_buffer *buf = dmabuf->priv;
-	unsigned long count = vma_pages(vma);
-	int ret;
+	unsigned long done, total = vma_pages(vma);
 
-	if (!(vma->vm_flags & VM_MAYSHARE))
+	/* An importer's vma set up for PFNs cannot be struct-page backed. */
+	if (!(vma->vm_flags & VM_MAYSHARE) ||
+	    vma->vm_flags & (VM_PFNMAP | VM_IO))
 		return -EINVAL;
 	if (vma->vm_pgoff >= buf->nr_pages ||
-	    count > buf->nr_pages - vma->vm_pgoff)
+	    total > buf->nr_pages - vma->vm_pgoff)
 		return -EINVAL;
 
 	/* VM_MIXEDMAP up front: the fault handler inserts pages too. */
 	gpubuf_vm_flags_set(vma, VM_MIXEDMAP | VM_DONTEXPAND);
 	vma->vm_ops = &gpubuf_vm_ops;
 	vma->vm_private_data = buf;
-	/* Populate now: one batched insert instead of a fault per page. */
-	ret = vm_insert_pages(vma, vma->vm_start, buf->pages + vma->vm_pgoff,
-			      &count);
-	if (!ret && count)
-		ret = -EFAULT;
-	return ret;
+	/* Populate now, in batches, instead of taking a fault per page. */
+	for (done = 0; done < total; done += GPUBUF_MMAP_BATCH_PAGES) {
+		unsigned long count = min(total - done, GPUBUF_MMAP_BATCH_PAGES);
+		int ret;
+
+		ret = vm_insert_pages(vma, vma->vm_start + (done << PAGE_SHIFT),
+				      buf->pages + vma->vm_pgoff + done, &count);
+		if (ret)
+			return ret;
+		if (count)
+			return -EFAULT;
+		cond_resched();
+	}
+	return 0;
 }
 
 #ifdef GPUBUF_HAVE_VMAP_OP

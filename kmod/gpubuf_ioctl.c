@@ -36,10 +36,18 @@ union gpubuf_ioctl_arg {
 	struct gpubuf_info info;
 };
 
+/*
+ * A newer caller's longer structure gets zeroes in the fields this driver
+ * does not know, so it can tell they were not filled in.
+ */
 static int gpubuf_copy_out(void __user *uarg, const void *karg, size_t usize,
 			   size_t ksize)
 {
-	return copy_to_user(uarg, karg, min(usize, ksize)) ? -EFAULT : 0;
+	if (copy_to_user(uarg, karg, min(usize, ksize)))
+		return -EFAULT;
+	if (usize > ksize && clear_user(uarg + ksize, usize - ksize))
+		return -EFAULT;
+	return 0;
 }
 
 static int gpubuf_ioctl_version(union gpubuf_ioctl_arg *arg,
@@ -71,6 +79,10 @@ static int gpubuf_alloc_validate(const struct gpubuf_alloc *req)
 	} else if (req->numa_node < 0 || req->numa_node >= MAX_NUMNODES ||
 		   !node_online(req->numa_node)) {
 		return -EINVAL;
+	} else if (req->flags & GPUBUF_ALLOC_NUMA_STRICT &&
+		   !node_state(req->numa_node, N_MEMORY)) {
+		/* Only that node, and it has no memory: can never succeed. */
+		return -EINVAL;
 	}
 	/* Rounding up to a page must not wrap around 64 bits. */
 	if (!req->size || req->size > U64_MAX - (PAGE_SIZE - 1))
@@ -91,39 +103,40 @@ static int gpubuf_ioctl_alloc(union gpubuf_ioctl_arg *arg, void __user *uarg,
 		return ret;
 	req->size = round_up(req->size, (u64)PAGE_SIZE);
 
+	/*
+	 * Take the fd first, so that a caller out of fds learns it before any
+	 * page is zeroed. It is installed only after the copy-out succeeded,
+	 * so a bad argument pointer never leaves an fd the caller cannot know.
+	 */
+	fd = get_unused_fd_flags(req->fd_flags & O_CLOEXEC);
+	if (fd < 0) {
+		gpubuf_note_failed_alloc();
+		return fd;
+	}
+
 	buf = gpubuf_buffer_create(req->size, req->flags, req->numa_node);
 	if (IS_ERR(buf)) {
 		ret = PTR_ERR(buf);
-		goto err_count;
+		goto err_put_fd;
 	}
 	/* From here on the dma-buf owns buf: dma_buf_put() frees it. */
 	dmabuf = gpubuf_export(buf, req->fd_flags);
 	if (IS_ERR(dmabuf)) {
 		ret = PTR_ERR(dmabuf);
-		goto err_count;
+		goto err_put_fd;
 	}
 
-	/*
-	 * Reserve the fd but install it only after the copy-out succeeded, so
-	 * a bad argument pointer never leaves an fd the caller cannot know.
-	 */
-	fd = get_unused_fd_flags(req->fd_flags & O_CLOEXEC);
-	if (fd < 0) {
-		ret = fd;
-		goto err_put;
-	}
 	req->fd = fd;
 	ret = gpubuf_copy_out(uarg, req, usize, sizeof(*req));
 	if (ret)
-		goto err_put_fd;
+		goto err_put_dmabuf;
 	fd_install(fd, dmabuf->file);
 	return 0;
 
+err_put_dmabuf:
+	dma_buf_put(dmabuf);
 err_put_fd:
 	put_unused_fd(fd);
-err_put:
-	dma_buf_put(dmabuf);
-err_count:
 	gpubuf_note_failed_alloc();
 	return ret;
 }

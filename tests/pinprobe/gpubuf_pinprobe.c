@@ -74,22 +74,11 @@ static const struct mmu_interval_notifier_ops pinprobe_mni_ops = {
 	.invalidate = pinprobe_invalidate,
 };
 
-/* The retry loop a driver runs; gives up after a second of invalidations. */
-static int pinprobe_hmm_fault(struct hmm_range *range)
-{
-	struct mm_struct *mm = range->notifier->mm;
-	unsigned long timeout = jiffies + HZ;
-	int ret;
-
-	do {
-		range->notifier_seq = mmu_interval_read_begin(range->notifier);
-		mmap_read_lock(mm);
-		ret = hmm_range_fault(range);
-		mmap_read_unlock(mm);
-	} while (ret == -EBUSY && time_before(jiffies, timeout));
-	return ret == -EBUSY ? -ETIMEDOUT : ret;
-}
-
+/*
+ * The retry loop a driver runs: fault the range, then use the pages (here:
+ * read them) under the mmap lock, and start again if the range was
+ * invalidated meanwhile. Gives up after a second of invalidations.
+ */
 static int pinprobe_hmm(unsigned long addr, unsigned long nr_pages,
 			u64 *checksum)
 {
@@ -100,6 +89,8 @@ static int pinprobe_hmm(unsigned long addr, unsigned long nr_pages,
 		.end = addr + (nr_pages << PAGE_SHIFT),
 		.default_flags = HMM_PFN_REQ_FAULT | HMM_PFN_REQ_WRITE,
 	};
+	struct mm_struct *mm = current->mm;
+	unsigned long timeout = jiffies + HZ;
 	unsigned long i;
 	int ret;
 
@@ -107,24 +98,30 @@ static int pinprobe_hmm(unsigned long addr, unsigned long nr_pages,
 					GFP_KERNEL);
 	if (!range.hmm_pfns)
 		return -ENOMEM;
-
-	ret = mmu_interval_notifier_insert(&mni, current->mm, range.start,
+	ret = mmu_interval_notifier_insert(&mni, mm, range.start,
 					   range.end - range.start,
 					   &pinprobe_mni_ops);
 	if (ret)
 		goto out_free;
 
-	ret = pinprobe_hmm_fault(&range);
-	if (!ret) {
+	do {
+		range.notifier_seq = mmu_interval_read_begin(&mni);
+		mmap_read_lock(mm);
+		ret = hmm_range_fault(&range);
 		*checksum = 0;
-		for (i = 0; i < nr_pages; i++) {
-			if (!(range.hmm_pfns[i] & HMM_PFN_VALID)) {
+		for (i = 0; !ret && i < nr_pages; i++) {
+			if (!(range.hmm_pfns[i] & HMM_PFN_VALID))
 				ret = -EFAULT;
-				break;
-			}
-			*checksum += pinprobe_page_word(hmm_pfn_to_page(range.hmm_pfns[i]));
+			else
+				*checksum += pinprobe_page_word(hmm_pfn_to_page(range.hmm_pfns[i]));
 		}
-	}
+		if (!ret && mmu_interval_read_retry(&mni, range.notifier_seq))
+			ret = -EBUSY;
+		mmap_read_unlock(mm);
+	} while (ret == -EBUSY && time_before(jiffies, timeout));
+	if (ret == -EBUSY)
+		ret = -ETIMEDOUT;
+
 	mmu_interval_notifier_remove(&mni);
 out_free:
 	kvfree(range.hmm_pfns);

@@ -38,6 +38,24 @@ TEST(version_reports_abi_and_release)
 	close(dev);
 }
 
+TEST(newer_caller_gets_zeroed_unknown_fields)
+{
+	struct {
+		struct gpubuf_version v;
+		uint64_t tail[2];
+	} big;
+	int dev = gb_open();
+
+	ASSERT_LE(0, dev);
+	memset(&big, 0xff, sizeof(big));
+	ASSERT_EQ(0, gb_ioctl(dev, GB_IOC_WITH_SIZE(GPUBUF_IOC_VERSION, sizeof(big)), &big));
+	EXPECT_EQ(GPUBUF_ABI_VERSION, big.v.abi);
+	EXPECT_EQ(0, big.v.reserved);
+	EXPECT_EQ(0, big.tail[0]);
+	EXPECT_EQ(0, big.tail[1]);
+	close(dev);
+}
+
 TEST(struct_sizes_are_fixed)
 {
 	/* The uapi layout is identical for 32- and 64-bit callers. */

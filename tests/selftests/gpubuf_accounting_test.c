@@ -103,9 +103,19 @@ static int child_in_cgroup(const char *cg)
 TEST_F(memcg, limit_is_enomem_not_oom_kill)
 {
 	unsigned long long bytes = gb_stat("live_bytes");
-	unsigned long long failed = gb_stat("failed_allocs");
-	int status;
+	unsigned long long failed, peak;
+	int status, dev, fd;
 	pid_t pid;
+
+	/* A peak above what the child will hold: only refusals could raise it. */
+	dev = gb_open();
+	ASSERT_LE(0, dev);
+	fd = gb_alloc(dev, 16 * SZ_1M);
+	ASSERT_LE(0, fd);
+	close(fd);
+	close(dev);
+	peak = gb_stat("peak_bytes");
+	failed = gb_stat("failed_allocs");
 
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -119,6 +129,8 @@ TEST_F(memcg, limit_is_enomem_not_oom_kill)
 	EXPECT_EQ(0, cg_read_key(self->path, "memory.events", "oom_kill"));
 	EXPECT_EQ(bytes, gb_stat("live_bytes"));
 	EXPECT_EQ(failed + 1, gb_stat("failed_allocs"));
+	/* The refused 128 MiB never existed, so it is not a peak. */
+	EXPECT_EQ(peak, gb_stat("peak_bytes"));
 	/* Everything charged by the refused and the freed buffer is gone. */
 	EXPECT_GT(4 * SZ_1M, cg_current(self->path));
 }

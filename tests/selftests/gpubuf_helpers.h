@@ -103,6 +103,22 @@ static inline unsigned long long gb_param(const char *name)
 	return gb_read_u64(path);
 }
 
+/* MemTotal in bytes; 0 when unknown. */
+static inline unsigned long long gb_mem_total(void)
+{
+	unsigned long long kb = 0;
+	char line[128];
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemTotal: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb * 1024;
+}
+
 static inline int gb_write_str(const char *path, const char *text)
 {
 	int fd = open(path, O_WRONLY | O_CLOEXEC);

@@ -423,6 +423,11 @@ TEST(limits_are_enforced)
 	close(b);
 	EXPECT_EQ(failed + 2, gb_stat("failed_allocs"));
 
+	/* Nothing above RAM is kept: the value in force is shown. */
+	ASSERT_EQ(0, gb_set_param("max_total_bytes", ~0ULL));
+	EXPECT_GE(gb_mem_total(), gb_param("max_total_bytes"));
+	EXPECT_LT(gb_mem_total() / 2, gb_param("max_total_bytes"));
+
 	/* 0 restores the RAM-derived default. */
 	ASSERT_EQ(0, gb_set_param("max_buffer_bytes", 0));
 	ASSERT_EQ(0, gb_set_param("max_total_bytes", 0));

@@ -7,11 +7,12 @@
  * 32-bit compat path shares the native handler. Fields marked "reserved"
  * must be zero on input; the driver rejects anything else with EINVAL.
  *
- * Structures grow only at their end. The driver accepts any size between the
- * first published size (GPUBUF_*_SIZE_VER0) and its own: a shorter structure
- * from an older caller is zero-extended, a longer one from a newer caller is
+ * Structures grow only at their end. The driver accepts any size from the
+ * first published size (GPUBUF_*_SIZE_VER0) up: a shorter structure from an
+ * older caller is zero-extended, a longer one from a newer caller is
  * accepted only when the bytes the driver does not know are zero (otherwise
- * E2BIG). The size travels in the ioctl number, so always use the macros.
+ * E2BIG), and those bytes are zero again on return. The size travels in the
+ * ioctl number, so always use the macros.
  *
  * Errors common to every ioctl:
  *   ENOTTY  unknown command, or a known number with the wrong direction
@@ -143,15 +144,18 @@ struct gpubuf_info {
  *   EINVAL  size 0; size whose page rounding overflows 64 bits; unknown
  *           flags bit; fd_flags other than O_CLOEXEC and an access mode;
  *           access mode O_ACCMODE; numa_node neither GPUBUF_NUMA_ANY nor an
- *           online node; GPUBUF_ALLOC_NUMA_STRICT with GPUBUF_NUMA_ANY;
- *           non-zero fd or reserved field on input
+ *           online node; GPUBUF_ALLOC_NUMA_STRICT with GPUBUF_NUMA_ANY
+ *           or with a node that has no memory; non-zero fd or reserved
+ *           field on input
  *   EFBIG   rounded size above the module parameter max_buffer_bytes
  *   ENOSPC  the buffer would take the bytes of all live buffers above the
  *           module parameter max_total_bytes
  *   ENOMEM  out of memory, or the caller's memory cgroup limit reached (the
  *           caller is not OOM-killed); nothing stays allocated
  *   EINTR   a fatal signal arrived while allocating; nothing stays allocated
- *   EMFILE  the caller has no free file descriptor
+ *   EMFILE  the caller has no free file descriptor (checked before any
+ *           page is allocated)
+ *   ENFILE  the system file table is full
  *
  * mmap() of the returned fd fails with:
  *   EINVAL  MAP_PRIVATE, or offset + length past the end of the buffer
