@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Build gpubuf against other Debian suites' kernels and run every guest suite
 # on them. Each suite gets a debootstrap --variant=minbase root under
-# build/matrix/SUITE (kept between runs) with its own compiler, headers and
+# $GPUBUF_MATRIX_DIR/SUITE (default /var/tmp/gpubuf-matrix, kept between runs;
+# not inside the tree, where kbuild's clean would delete the root's modules)
+# with its own compiler, headers and
 # kernel image; the committed tree is built there with W=1 (any warning
 # fails), then tests/vm/run.sh boots that kernel. Prints TAP.
 # Usage: kernel-matrix.sh GUEST_TESTS_DIR SUITE... (e.g. trixie sid)
@@ -11,6 +13,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 tests_dir=$1
 shift
 mirror=${GPUBUF_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+matrix=${GPUBUF_MATRIX_DIR:-/var/tmp/gpubuf-matrix}
 n=0
 emit() { # ok text [log]
 	n=$((n + 1))
@@ -23,9 +26,9 @@ emit() { # ok text [log]
 }
 
 for suite in "$@"; do
-	root=$top/build/matrix/$suite
-	log=$top/build/matrix/$suite.log
-	mkdir -p "$top/build/matrix"
+	root=$matrix/$suite
+	log=$matrix/$suite.log
+	mkdir -p "$matrix"
 	if [ ! -f "$root/.gpubuf-ready" ]; then
 		rm -rf "$root"
 		# perl: W=1 runs kernel-doc, which needs more than perl-base.
@@ -59,8 +62,12 @@ for suite in "$@"; do
 	grep -h '^#define' "$root/src/kmod/gpubuf_compat_probed.h" | sed "s/^/# $suite: /"
 
 	GPUBUF_VM_SYSROOT=$root GPUBUF_VM_KO_DIR=$root/src \
-		GPUBUF_VM_OUT=$top/build/matrix/vm-$suite \
-		"$top/tests/vm/run.sh" "$kdir" "$tests_dir" >"$log.tap"
+		GPUBUF_VM_OUT=$matrix/vm-$suite \
+		"$top/tests/vm/run.sh" "$kdir" "$tests_dir" >"$log.tap" 2>"$log.vm"
+	if ! grep -q '^1\.\.[0-9]' "$log.tap"; then
+		emit 0 "$suite: the guest run produced no results" "$log.vm"
+		continue
+	fi
 	while IFS= read -r line; do
 		case $line in
 		"ok "*|"not ok "*)
