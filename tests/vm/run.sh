@@ -61,7 +61,7 @@ set +e
 timeout "$timeout_s" qemu-system-x86_64 -machine q35 -cpu max -smp 2 -m "$mem" \
 	-accel tcg -kernel "$vmlinuz" -initrd "$out/initrd.gz" \
 	-append "console=ttyS0 quiet loglevel=3 panic=-1 oops=panic ${GPUBUF_VM_APPEND:-}" \
-	-nographic -no-reboot -monitor none -serial stdio \
+	-nographic -no-reboot -monitor none -serial stdio -nic none \
 	</dev/null >"$out/console.log" 2>&1
 qemu_rc=$?
 set -e
