@@ -84,17 +84,10 @@ static int gpubuf_handshake(struct gpubuf_ctx *ctx, char *msg, size_t len)
 			v->abi_min, v->abi);
 		return -EPROTO;
 	}
-	if (lib < v->abi_min) {
+	if (lib < v->abi_min || lib > v->abi) {
 		set_msg(msg, len,
-			"library too old: libgpubuf %d.%d.%d speaks ABI %u, driver %u.%u.%u serves ABI %u..%u",
-			GPUBUF_VERSION_MAJOR, GPUBUF_VERSION_MINOR,
-			GPUBUF_VERSION_PATCH, lib, v->major, v->minor,
-			v->patch, v->abi_min, v->abi);
-		return -EPROTO;
-	}
-	if (lib > v->abi) {
-		set_msg(msg, len,
-			"driver too old: libgpubuf %d.%d.%d speaks ABI %u, driver %u.%u.%u serves ABI %u..%u",
+			"%s: libgpubuf %d.%d.%d speaks ABI %u, driver %u.%u.%u serves ABI %u..%u",
+			lib < v->abi_min ? "library too old" : "driver too old",
 			GPUBUF_VERSION_MAJOR, GPUBUF_VERSION_MINOR,
 			GPUBUF_VERSION_PATCH, lib, v->major, v->minor,
 			v->patch, v->abi_min, v->abi);
