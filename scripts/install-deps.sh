@@ -3,7 +3,7 @@
 # Install the Debian packages gpubuf's build and test bed need, only those
 # missing. Needs root for apt-get; without it, lists what is missing.
 set -eu
-pkgs="gcc make libc6-dev perl pkgconf cpio gzip xz-utils kmod
+pkgs="gcc g++ make libc6-dev perl pkgconf python3 cpio gzip xz-utils kmod
       linux-headers-amd64 linux-image-amd64 linux-source-6.1 sparse
       qemu-system-x86 busybox-static libdrm-dev libdlpack-dev dkms debootstrap"
 
