@@ -33,7 +33,7 @@ struct gpubuf_dl {
 	union {
 		DLManagedTensor legacy;
 #ifdef GPUBUF_HAVE_DLPACK_V1
-		DLManagedTensorVersioned v1;
+		struct DLManagedTensorVersioned v1;	/* no typedef in DLPack 1.0 */
 #endif
 	} t;
 	int64_t shape[2];
@@ -149,7 +149,7 @@ GPUBUF_EXPORT int gpubuf_matrix_to_dlpack(const struct gpubuf_matrix *m,
 }
 
 #ifdef GPUBUF_HAVE_DLPACK_V1
-static void gpubuf_dl_delete_v1(DLManagedTensorVersioned *self)
+static void gpubuf_dl_delete_v1(struct DLManagedTensorVersioned *self)
 {
 	if (self)
 		gpubuf_dl_free(self->manager_ctx);

@@ -52,13 +52,22 @@ for suite in "$@"; do
 	chroot "$root" sh -c "cd /src && make module W=1 KDIR=$kdir && \
 		make -C $kdir M=/src/tests/pinprobe W=1 modules" >"$log.build" 2>&1
 	st=$?
-	umount "$root/proc" 2>/dev/null
 	if [ $st = 0 ] && ! grep -E 'warning:|error:' "$log.build" >/dev/null; then
 		emit 1 "$suite: gpubuf.ko and the probe build with W=1 against ${kdir##*/}"
 	else
 		emit 0 "$suite: gpubuf.ko and the probe build with W=1 against ${kdir##*/}" "$log.build"
+		umount "$root/proc" 2>/dev/null
 		continue
 	fi
+	# The library with this suite's toolchain; apt is a no-op once installed.
+	chroot "$root" sh -c "apt-get install -y -qq --no-install-recommends \
+		gcc g++ libc6-dev libdlpack-dev libdrm-dev pkgconf python3 &&
+		gcc --version | head -n 1 &&
+		make -s --no-print-directory -C /src/libgpubuf check" >"$log.lib" 2>&1
+	st=$?
+	umount "$root/proc" 2>/dev/null
+	emit "$([ $st = 0 ] && echo 1 || echo 0)" \
+		"$suite: libgpubuf host tests with $(head -n 1 "$log.lib" | grep -o 'gcc.*' || echo 'the suite compiler'): $(tail -n 1 "$log.lib")" "$log.lib"
 	grep -h '^#define' "$root/src/kmod/gpubuf_compat_probed.h" | sed "s/^/# $suite: /"
 
 	GPUBUF_VM_SYSROOT=$root GPUBUF_VM_KO_DIR=$root/src \
