@@ -5,6 +5,8 @@
 #   make check      everything: lint, library tests, the QEMU guest suites
 #   make check-kernels  make check, then build and run the guest suites on
 #                   the kernels of KERNEL_SUITES (default: trixie sid)
+#   make check-debug  make check, then the guest suites on a KASAN, kmemleak,
+#                   lockdep and page_owner kernel built here (slow)
 #   make demo       gpubuf-bench host/alloc tables (in the QEMU guest when
 #                   gpubuf.ko cannot be loaded here)
 #   make lint       W=1, sparse and checkpatch --strict over kmod/
@@ -20,7 +22,7 @@ KVER ?=
 KDIR ?= $(shell scripts/find-kdir.sh $(KVER))
 DESTDIR ?=
 
-.PHONY: all module probe lint check check-kernels demo lib install modules_install clean
+.PHONY: all module probe lint check check-kernels check-debug demo lib install modules_install clean
 
 all: module
 
@@ -42,6 +44,9 @@ check:
 KERNEL_SUITES ?= trixie sid
 check-kernels:
 	GPUBUF_KERNEL_SUITES="$(KERNEL_SUITES)" tests/check.sh
+
+check-debug:
+	GPUBUF_DEBUG_KERNEL=1 tests/check.sh
 
 demo:
 	tests/vm/demo.sh

@@ -99,4 +99,10 @@ if [ -n "${GPUBUF_KERNEL_SUITES:-}" ]; then
 	tests/kernel-matrix.sh "$guest_tests" $GPUBUF_KERNEL_SUITES \
 		>"$results/60-kernel-matrix.tap"
 fi
+
+# A KASAN/kmemleak/lockdep kernel built here (make check-debug): slow.
+if [ -n "${GPUBUF_DEBUG_KERNEL:-}" ]; then
+	log "debug kernel (KASAN, kmemleak, lockdep, page_owner)"
+	tests/vm/debug-kernel.sh "$guest_tests" >"$results/70-debug-kernel.tap"
+fi
 finish

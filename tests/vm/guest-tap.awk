@@ -28,6 +28,20 @@ insuite && /^(not )?ok [0-9]+/ {
 	print (ok ? "ok " : "not ok ") n " - " suite ": " line
 	next
 }
+# kmemleak (debug kernels only): a leaked object whose allocation backtrace
+# passes through gpubuf fails; others are the kernel's and are shown only.
+/^@@KMEMLEAK-BEGIN/ { inleak = 1; kmemleak = 1; next }
+/^@@KMEMLEAK-END/ { inleak = 0; if (obj != "") leakobj(); next }
+function leakobj() {
+	if (obj ~ /gpubuf/)
+		ourleaks = ourleaks obj
+	else
+		otherleaks++
+	obj = ""
+}
+inleak && /^unreferenced object/ { if (obj != "") leakobj() }
+inleak { obj = obj "\n# " $0; next }
+/^@@PAGE-OWNER / { page_owner = $2; sub("gpubuf_pages=", "", page_owner); next }
 /^@@DMESG-BEGIN/ { indmesg = 1; next }
 /^@@DMESG-END/ { indmesg = 0; next }
 indmesg && /gpubuf-tests-begin/ { after = 1; next }
@@ -37,6 +51,10 @@ indmesg && after && /(BUG:|WARNING:|Oops|kernel BUG|general protection|Call Trac
 /^@@GUEST-DONE/ { done = 1 }
 END {
 	emit(done, "guest ran to completion (qemu exit " qemu_rc ")")
+	if (page_owner != "")
+		emit(page_owner == 0, "page_owner: no page allocated by gpubuf left (" page_owner " chunks)")
+	if (kmemleak)
+		emit(ourleaks == "", "kmemleak: nothing leaked by gpubuf (" otherleaks + 0 " other kernel objects reported)" ourleaks)
 	if (done) {
 		if (!after)
 			emit(0, "dmesg clean after the tests began (marker missing)")

@@ -53,6 +53,22 @@ elif [ $setup_ok = 1 ]; then
 		echo "@@SUITE-END $name rc=$rc"
 	done
 fi
+# Debug kernels (tests/vm/debug-kernel.sh) have kmemleak: scan after the
+# suites, twice, as its documentation advises, and print what it found.
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+if [ -w /sys/kernel/debug/kmemleak ]; then
+	echo scan > /sys/kernel/debug/kmemleak
+	sleep 6
+	echo scan > /sys/kernel/debug/kmemleak
+	echo "@@KMEMLEAK-BEGIN"
+	cat /sys/kernel/debug/kmemleak
+	echo "@@KMEMLEAK-END"
+fi
+# With page_owner=on (debug runs), every page still allocated carries its
+# allocation stack: none may come from a gpubuf buffer once all are freed.
+if [ -r /sys/kernel/debug/page_owner ] && grep -q 'page_owner=on' /proc/cmdline; then
+	echo "@@PAGE-OWNER gpubuf_pages=$(grep -c gpubuf_buffer_create /sys/kernel/debug/page_owner)"
+fi
 echo "@@DMESG-BEGIN"
 dmesg
 echo "@@DMESG-END"
