@@ -70,6 +70,6 @@ clean:
 		$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 	-[ -n "$(KDIR)" ] && [ -d "$(KDIR)" ] && \
 		[ -f kmod/gpubuf_compat_probed.h ] && \
-		$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/pinprobe clean
+		$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/testmod clean
 	$(MAKE) -C libgpubuf clean
 	rm -rf build kmod/gpubuf_compat_probed.h

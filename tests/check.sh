@@ -56,8 +56,8 @@ tests/lint-kmod.sh "$kdir" >"$results/10-kmod-lint.tap" 2>&1
 
 log "build"
 step "gpubuf.ko builds" make -s module KDIR="$kdir" || finish
-step "gpubuf_pinprobe.ko builds" \
-	make -s -C "$kdir" M="$top/tests/pinprobe" modules || finish
+step "test modules (gpubuf_pinprobe.ko, gpubuf_fakeabi.ko) build" \
+	make -s -C "$kdir" M="$top/tests/testmod" modules || finish
 step "DKMS builds gpubuf.ko from the committed tree" \
 	tests/dkms-build.sh "$kdir"
 step "kselftest suites build" make -s -C tests/selftests OUT="$guest_tests" || finish

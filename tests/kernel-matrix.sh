@@ -50,7 +50,7 @@ for suite in "$@"; do
 	# objtool of newer kernels reads /proc.
 	mountpoint -q "$root/proc" || mount -t proc proc "$root/proc"
 	chroot "$root" sh -c "cd /src && make module W=1 KDIR=$kdir && \
-		make -C $kdir M=/src/tests/pinprobe W=1 modules" >"$log.build" 2>&1
+		make -C $kdir M=/src/tests/testmod W=1 modules" >"$log.build" 2>&1
 	st=$?
 	if [ $st = 0 ] && ! grep -E 'warning:|error:' "$log.build" >/dev/null; then
 		emit 1 "$suite: gpubuf.ko and the probe build with W=1 against ${kdir##*/}"

@@ -39,10 +39,10 @@ st=$?
 
 perl "$top/build/linux-source/scripts/checkpatch.pl" --strict --no-tree \
 	--show-types --terse -f kmod/*.c kmod/*.h include/uapi/linux/gpubuf.h \
-	tests/pinprobe/*.c tests/pinprobe/*.h >"$logs/checkpatch.log" 2>&1
+	tests/testmod/*.c tests/testmod/*.h >"$logs/checkpatch.log" 2>&1
 # checkpatch's exit status ignores CHECK-level findings; --strict wants none.
 ! grep -qE ': (ERROR|WARNING|CHECK):' "$logs/checkpatch.log"
-report $? "checkpatch --strict clean (kmod, uapi, pinprobe)" "$logs/checkpatch.log"
+report $? "checkpatch --strict clean (kmod, uapi, test modules)" "$logs/checkpatch.log"
 
 echo "1..$n"
 exit $failed

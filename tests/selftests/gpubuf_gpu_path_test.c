@@ -6,7 +6,7 @@
  * cuMemHostRegister does) and hmm_range_fault() (what KFD userptr does) on
  * the mapping, with a PFNMAP mapping as the control that must be refused.
  */
-#include "../pinprobe/gpubuf_pinprobe.h"
+#include "../testmod/gpubuf_pinprobe.h"
 #include "gpubuf_helpers.h"
 #include "kselftest_harness.h"
 

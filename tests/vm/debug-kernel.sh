@@ -48,7 +48,7 @@ rm -rf "$work/gpubuf"
 mkdir -p "$work/gpubuf"
 git -C "$top" ls-files -z | (cd "$top" && xargs -0 cp --parents -t "$work/gpubuf")
 (cd "$work/gpubuf" && make module KDIR="$linux" &&
-	make -C "$linux" M="$work/gpubuf/tests/pinprobe" modules) >"$work/gpubuf.log" 2>&1 ||
+	make -C "$linux" M="$work/gpubuf/tests/testmod" modules) >"$work/gpubuf.log" 2>&1 ||
 	fail "gpubuf.ko build against the debug kernel" "$work/gpubuf.log"
 
 GPUBUF_VM_SYSROOT=$root GPUBUF_VM_KO_DIR=$work/gpubuf GPUBUF_VM_OUT=$work/vm \

@@ -19,7 +19,7 @@ echo "gpubuf: /dev/gpubuf is absent here; booting the QEMU test guest with gpubu
 scripts/install-deps.sh
 kdir=${KDIR:-$(scripts/find-kdir.sh)}
 make -s module KDIR="$kdir" >&2
-make -s -C "$kdir" M="$top/tests/pinprobe" modules >&2
+make -s -C "$kdir" M="$top/tests/testmod" modules >&2
 demo=$top/build/demo
 rm -rf "$demo"
 mkdir -p "$demo/empty"

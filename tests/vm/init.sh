@@ -46,7 +46,8 @@ elif [ $setup_ok = 1 ]; then
 			rc=0
 			;;
 		*)
-			GPUBUF_KO=/gpubuf/gpubuf.ko GPUBUF_BACKEND=module timeout 900 "$t"
+			GPUBUF_KO=/gpubuf/gpubuf.ko GPUBUF_FAKEABI_KO=/gpubuf/gpubuf_fakeabi.ko \
+				GPUBUF_BACKEND=module timeout 900 "$t"
 			rc=$?
 			;;
 		esac

@@ -8,7 +8,7 @@
 # Usage: run.sh KDIR TESTS_DIR
 # Environment: GPUBUF_VM_SYSROOT, a root file system (a debootstrap chroot)
 # holding KDIR, /boot and /lib/modules of another kernel; GPUBUF_VM_KO_DIR,
-# the tree where gpubuf.ko and tests/pinprobe/gpubuf_pinprobe.ko were built
+# the tree where gpubuf.ko and tests/testmod/gpubuf_pinprobe.ko were built
 # for it (default: this tree); GPUBUF_VM_OUT, the work directory;
 # GPUBUF_VM_MEM, guest MiB (2048); GPUBUF_VM_EXTRA_DIR, files added under
 # /gpubuf in the guest; GPUBUF_VM_APPEND, extra kernel command line (e.g.
@@ -39,7 +39,8 @@ mkdir -p "$out/root/bin" "$out/root/gpubuf/tests" "$out/root$moddir"
 cp /bin/busybox "$out/root/bin/busybox"
 cp "$top/tests/vm/init.sh" "$out/root/init"
 chmod 755 "$out/root/init"
-cp "$kos/gpubuf.ko" "$kos/tests/pinprobe/gpubuf_pinprobe.ko" "$out/root/gpubuf/"
+cp "$kos/gpubuf.ko" "$kos/tests/testmod/gpubuf_pinprobe.ko" \
+	"$kos/tests/testmod/gpubuf_fakeabi.ko" "$out/root/gpubuf/"
 if [ -n "$(ls -A "$tests_dir")" ]; then
 	cp "$tests_dir"/* "$out/root/gpubuf/tests/"
 fi
