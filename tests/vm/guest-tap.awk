@@ -52,7 +52,7 @@ indmesg && after && /(BUG:|WARNING:|Oops|kernel BUG|general protection|Call Trac
 END {
 	emit(done, "guest ran to completion (qemu exit " qemu_rc ")")
 	if (page_owner != "")
-		emit(page_owner == 0, "page_owner: no page allocated by gpubuf left (" page_owner " chunks)")
+		emit(page_owner == 0, "page_owner: no buffer page allocated by gpubuf left (" page_owner " allocations)")
 	if (kmemleak)
 		emit(ourleaks == "", "kmemleak: nothing leaked by gpubuf (" otherleaks + 0 " other kernel objects reported)" ourleaks)
 	if (done) {
