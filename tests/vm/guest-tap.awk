@@ -41,7 +41,7 @@ function leakobj() {
 }
 inleak && /^unreferenced object/ { if (obj != "") leakobj() }
 inleak { obj = obj "\n# " $0; next }
-/^@@PAGE-OWNER / { page_owner = $2; sub("gpubuf_pages=", "", page_owner); next }
+/^@@PAGE-OWNER / { page_owner = $2; sub("gpubuf_pages=", "", page_owner); if (page_owner == "") page_owner = "missing"; next }
 /^@@DMESG-BEGIN/ { indmesg = 1; next }
 /^@@DMESG-END/ { indmesg = 0; next }
 indmesg && /gpubuf-tests-begin/ { after = 1; next }
@@ -51,8 +51,10 @@ indmesg && after && /(BUG:|WARNING:|Oops|kernel BUG|general protection|Call Trac
 /^@@GUEST-DONE/ { done = 1 }
 END {
 	emit(done, "guest ran to completion (qemu exit " qemu_rc ")")
+	# Seen but not a number (the guest could not read it) is a failure.
 	if (page_owner != "")
-		emit(page_owner == 0, "page_owner: no buffer page allocated by gpubuf left (" page_owner " allocations)")
+		emit(page_owner ~ /^[0-9]+$/ && page_owner == 0,
+		     "page_owner: no buffer page allocated by gpubuf left (" page_owner " allocations)")
 	if (kmemleak)
 		emit(ourleaks == "", "kmemleak: nothing leaked by gpubuf (" otherleaks + 0 " other kernel objects reported)" ourleaks)
 	if (done) {

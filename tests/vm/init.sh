@@ -70,11 +70,14 @@ fi
 # for a buffer by gpubuf. Slab pages (kmalloc'ed metadata that shared a new
 # slab) legitimately outlive the objects and are not counted.
 if [ -r /sys/kernel/debug/page_owner ] && grep -q 'page_owner=on' /proc/cmdline; then
+	# busybox awk fails with ENOMEM reading the debugfs file directly.
+	cat /sys/kernel/debug/page_owner >/tmp/page_owner &&
 	left=$(awk '/^$/ { if (ours && !slab) n++; ours = slab = 0; next }
 		/gpubuf_buffer_create/ { ours = 1 }
 		/allocate_slab/ { slab = 1 }
-		END { if (ours && !slab) n++; print n + 0 }' /sys/kernel/debug/page_owner)
-	echo "@@PAGE-OWNER gpubuf_pages=$left"
+		END { if (ours && !slab) n++; print n + 0 }' /tmp/page_owner)
+	rm -f /tmp/page_owner
+	echo "@@PAGE-OWNER gpubuf_pages=${left:-unreadable}"
 fi
 echo "@@DMESG-BEGIN"
 dmesg
