@@ -5,32 +5,10 @@
  * /dev/gpubuf that reports a chosen ABI range, then put back.
  * GPUBUF_KO and GPUBUF_FAKEABI_KO name the module files.
  */
-#include <sys/syscall.h>
-
 #include <gpubuf.h>
 
 #include "gpubuf_helpers.h"
 #include "kselftest_harness.h"
-
-static int load(const char *env, const char *params)
-{
-	const char *path = getenv(env);
-	int fd, ret;
-
-	if (!path)
-		return -ENOENT;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ret = syscall(__NR_finit_module, fd, params, 0) ? -errno : 0;
-	close(fd);
-	return ret;
-}
-
-static int unload(const char *name)
-{
-	return syscall(__NR_delete_module, name, O_NONBLOCK) ? -errno : 0;
-}
 
 /* Open with the fake driver reporting [abi_min, abi]; return the result. */
 static int open_against(const char *params, char *msg, size_t len)
@@ -38,8 +16,8 @@ static int open_against(const char *params, char *msg, size_t len)
 	struct gpubuf_ctx *ctx = NULL;
 	int ret;
 
-	unload("gpubuf_fakeabi");
-	ret = load("GPUBUF_FAKEABI_KO", params);
+	gb_unload_module("gpubuf_fakeabi");
+	ret = gb_load_module("GPUBUF_FAKEABI_KO", params);
 	if (ret)
 		return 1000 + ret;	/* setup failure, distinct from any errno */
 	ret = gpubuf_open_err(&ctx, GPUBUF_OPEN_ALLOW_MEMFD | GPUBUF_OPEN_IGNORE_ENV,
@@ -55,13 +33,13 @@ FIXTURE(fake_driver) {
 
 FIXTURE_SETUP(fake_driver)
 {
-	ASSERT_EQ(0, unload("gpubuf")) TH_LOG("no gpubuf buffer may be alive here");
+	ASSERT_EQ(0, gb_unload_module("gpubuf")) TH_LOG("no gpubuf buffer may be alive here");
 }
 
 FIXTURE_TEARDOWN(fake_driver)
 {
-	unload("gpubuf_fakeabi");
-	EXPECT_EQ(0, load("GPUBUF_KO", ""));
+	gb_unload_module("gpubuf_fakeabi");
+	EXPECT_EQ(0, gb_load_module("GPUBUF_KO", ""));
 }
 
 TEST_F(fake_driver, library_too_old)

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <drm.h>
@@ -153,6 +154,27 @@ static inline int gb_count_fds(void)
 		n += e->d_name[0] != '.';
 	closedir(d);
 	return n - 1; /* the directory stream's own fd */
+}
+
+/* Load the module file named by environment variable @env with @params. */
+static inline int gb_load_module(const char *env, const char *params)
+{
+	const char *path = getenv(env);
+	int fd, ret;
+
+	if (!path)
+		return -ENOENT;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	ret = syscall(__NR_finit_module, fd, params, 0) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
+static inline int gb_unload_module(const char *name)
+{
+	return syscall(__NR_delete_module, name, O_NONBLOCK) ? -errno : 0;
 }
 
 /* Open the first DRM card whose driver is vgem; -ENODEV when none. */

@@ -5,29 +5,17 @@
  * loaded; once released, the module unloads and loads again cleanly.
  * GPUBUF_KO names the module file to reload.
  */
-#include <sys/syscall.h>
-
 #include "gpubuf_helpers.h"
 #include "kselftest_harness.h"
 
 static int unload(void)
 {
-	return syscall(__NR_delete_module, "gpubuf", O_NONBLOCK) ? -errno : 0;
+	return gb_unload_module("gpubuf");
 }
 
 static int load(void)
 {
-	const char *path = getenv("GPUBUF_KO");
-	int fd, ret;
-
-	if (!path)
-		return -ENOENT;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	ret = syscall(__NR_finit_module, fd, "", 0) ? -errno : 0;
-	close(fd);
-	return ret;
+	return gb_load_module("GPUBUF_KO", "");
 }
 
 static int is_refusal(int ret)
