@@ -176,6 +176,58 @@ else
 		sh -c "[ \$(cat '$tmp/plot2.rc') = 0 ] && grep -q 'gnuplot not found; install gnuplot-nox' '$tmp/plot2.err'"
 fi
 
+# ---- exit status: one rule for every mode ---------------------------------
+# Issue 7, item 12: without /dev/gpubuf, host exited 0, alloc 1 and drm 77.
+# The rule: 0 something ran, 1 failure, 2 usage, 77 unsupported. A mode that
+# needs a gpubuf context is unsupported when the module is absent and
+# GPUBUF_BACKEND=module forbids the memfd fallback; memfd runs host and
+# alloc, never drm. A context that fails to open for another reason (here a
+# bad GPUBUF_BACKEND) is a failure.
+runtime=0
+"$info" --json 2>/dev/null | grep -q '"usable": true' && runtime=1
+exit_case() { # backend mode want-rc
+	run "exit_$1_$2" env GPUBUF_BACKEND=$1 $bench $2 $small
+	f=$tmp/exit_$1_$2
+	name="GPUBUF_BACKEND=$1 gpubuf-bench $2 exits $3"
+	want="[ \$(cat '$f.rc') = $3 ]"
+	case $1:$2 in
+	module:host|module:alloc|module:drm|module:all)
+		name="$name, says /dev/gpubuf is missing, measures nothing"
+		for m in host alloc drm; do
+			[ $2 = $m ] || [ $2 = all ] || continue
+			want="$want && grep -q '^$m: .*unavailable: .*/dev/gpubuf' '$f.out'"
+		done
+		want="$want && ! grep -qE '^(read|write|copy|gpubuf|anon_|import_)' '$f.out'" ;;
+	esac
+	if [ $3 = 1 ]; then
+		name="$name with an ERROR on stderr"
+		want="$want && grep -q '^ERROR: ' '$f.err'"
+	fi
+	check "$name" "$f.out" "$f.err" -- sh -c "$want"
+}
+for m in host alloc drm cuda hsa all; do
+	if [ -e /dev/gpubuf ]; then
+		skip "GPUBUF_BACKEND=module gpubuf-bench $m without the module" "/dev/gpubuf exists"
+	elif [ $runtime = 1 ] && [ $m != host ] && [ $m != alloc ] && [ $m != drm ]; then
+		skip "GPUBUF_BACKEND=module gpubuf-bench $m exits 77" "a GPU runtime is present"
+	else
+		exit_case module $m 77
+	fi
+done
+exit_case memfd host 0
+exit_case memfd alloc 0
+exit_case memfd drm 77
+for m in cuda hsa; do
+	if [ $runtime = 1 ]; then
+		skip "GPUBUF_BACKEND=memfd gpubuf-bench $m exits 77" "a GPU runtime is present"
+	else
+		exit_case memfd $m 77
+	fi
+done
+for m in host alloc drm; do
+	exit_case bogus $m 1
+done
+
 # ---- gpubuf-info -----------------------------------------------------------
 run info $info
 check "gpubuf-info exits 0 and says the module is not loaded" "$tmp/info.out" -- \

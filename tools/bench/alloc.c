@@ -171,11 +171,9 @@ int mode_alloc(struct bench *b)
 	char why[192];
 	int nr, i, k;
 
-	if (!b->ctx) {
-		fprintf(stderr, "ERROR: alloc: no gpubuf context: %s\n",
-			b->hdr.open_error);
-		return EXIT_FAIL;
-	}
+	k = bench_need_ctx(b, MODE_ALLOC);
+	if (k != EXIT_OK)
+		return k;
 	nr = bench_sizes(&b->o, alloc_default_sizes,
 			 sizeof(alloc_default_sizes) / sizeof(uint64_t), sizes);
 	if (!nr) {

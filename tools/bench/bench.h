@@ -78,6 +78,7 @@ struct header {
 struct bench {
 	struct bench_opts o;
 	struct gpubuf_ctx *ctx;	/* NULL when gpubuf_open() failed */
+	int open_rc;		/* gpubuf_open_err()'s -errno, 0 on success */
 	struct header hdr;
 	struct result *res;
 	int nr_res, cap_res;
@@ -110,6 +111,7 @@ void result_reason(struct result *r, const char *fmt, ...)
 extern volatile uint64_t bench_sink;
 
 /* Each mode returns EXIT_OK, EXIT_FAIL or EXIT_UNSUPPORTED. */
+int bench_need_ctx(struct bench *b, enum bench_mode m);
 int mode_host(struct bench *b);
 int mode_alloc(struct bench *b);
 int mode_drm(struct bench *b);

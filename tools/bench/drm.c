@@ -165,12 +165,9 @@ int mode_drm(struct bench *b)
 	char why[192];
 	int nr, i, dfd;
 
-	if (!b->ctx) {
-		snprintf(why, sizeof(why), "no gpubuf context: %.160s",
-			 b->hdr.open_error);
-		drm_unavailable(b, why);
-		return EXIT_UNSUPPORTED;
-	}
+	nr = bench_need_ctx(b, MODE_DRM);
+	if (nr != EXIT_OK)
+		return nr;
 	if (gpubuf_backend(b->ctx) != GPUBUF_BACKEND_MODULE) {
 		drm_unavailable(b, "memfd backend: buffers have no dma-buf fd (needs gpubuf.ko)");
 		return EXIT_UNSUPPORTED;

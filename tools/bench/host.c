@@ -190,16 +190,10 @@ static uint64_t host_hugepage_size(void)
 }
 
 /* Whole kind unavailable? Returns 1 and a reason. */
-static int host_kind_unavailable(struct bench *b, enum host_kind k,
-				 char *why, size_t len)
+static int host_kind_unavailable(enum host_kind k, char *why, size_t len)
 {
 	uint64_t total = 0;
 
-	if (k == KIND_GPUBUF && !b->ctx) {
-		snprintf(why, len, "no gpubuf context: %.160s",
-			 b->hdr.open_error);
-		return 1;
-	}
 	if (k == KIND_HUGETLB &&
 	    (sys_meminfo("HugePages_Total", &total) || !total)) {
 		snprintf(why, len,
@@ -349,6 +343,10 @@ int mode_host(struct bench *b)
 	int nr, i, k;
 	char why[256];
 
+	/* Every ratio this mode exists for has gpubuf as its numerator. */
+	k = bench_need_ctx(b, MODE_HOST);
+	if (k != EXIT_OK)
+		return k;
 	nr = bench_sizes(&b->o, host_default_sizes,
 			 sizeof(host_default_sizes) / sizeof(uint64_t), sizes);
 	if (!nr) {
@@ -365,7 +363,7 @@ int mode_host(struct bench *b)
 	}
 	progress_start();
 	for (k = 0; k < KIND_COUNT; k++) {
-		if (host_kind_unavailable(b, k, why, sizeof(why))) {
+		if (host_kind_unavailable(k, why, sizeof(why))) {
 			struct result *r = result_add(b, MODE_HOST,
 						      RES_UNAVAILABLE);
 

@@ -4,6 +4,7 @@
  * See gpubuf-bench(1). Results go to stdout; notes, progress and errors to
  * stderr, so the output can be piped into scripts.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,34 @@ static int (*const mode_fns[MODE_COUNT])(struct bench *) = {
 	[MODE_CUDA] = mode_cuda,
 	[MODE_HSA] = mode_hsa,
 };
+
+/*
+ * The one rule for "no gpubuf context", applied by every mode that needs
+ * one (host, alloc, drm): the module being absent is "unsupported" (77),
+ * because GPUBUF_BACKEND=module asked for it and forbade the memfd
+ * fallback that auto (the default) or memfd would take. Any other reason
+ * the context could not be opened (no permission on /dev/gpubuf, an ABI
+ * mismatch, a bad GPUBUF_BACKEND) is a failure (1): something is broken,
+ * not missing. Returns EXIT_OK when the mode can go on.
+ */
+int bench_need_ctx(struct bench *b, enum bench_mode m)
+{
+	struct result *r;
+
+	if (b->ctx)
+		return EXIT_OK;
+	if (b->open_rc != -ENOENT) {
+		fprintf(stderr, "ERROR: %s: no gpubuf context: %s\n",
+			mode_name(m), b->hdr.open_error);
+		return EXIT_FAIL;
+	}
+	r = result_add(b, m, RES_UNAVAILABLE);
+	snprintf(r->op, sizeof(r->op), "all");
+	snprintf(r->memory, sizeof(r->memory), "gpubuf");
+	result_reason(r, "%.120s%s", b->hdr.open_error, m == MODE_DRM ? "" :
+		      "; GPUBUF_BACKEND=auto or memfd runs this mode on memfd");
+	return EXIT_UNSUPPORTED;
+}
 
 int main(int argc, char **argv)
 {
@@ -34,10 +63,13 @@ int main(int argc, char **argv)
 			     b.hdr.open_error, sizeof(b.hdr.open_error));
 	if (rc) {
 		b.ctx = NULL;
+		b.open_rc = rc;
 		if (!b.hdr.open_error[0])
 			snprintf(b.hdr.open_error, sizeof(b.hdr.open_error),
 				 "%s", gpubuf_strerror(rc));
-		fprintf(stderr, "ERROR: gpubuf_open: %s\n", b.hdr.open_error);
+		/* Not an error yet: the modes that need a context decide. */
+		fprintf(stderr, "%s: gpubuf_open: %s\n",
+			rc == -ENOENT ? "note" : "ERROR", b.hdr.open_error);
 	}
 	header_collect(&b);
 	if (b.hdr.emulated)

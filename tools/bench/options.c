@@ -58,7 +58,8 @@ void bench_usage(FILE *f)
 "\n"
 "Results go to stdout, everything else to stderr. GB/s are 1e9 bytes/s.\n"
 "Environment: GPUBUF_BACKEND=module|memfd|auto selects the backend.\n"
-"Exit status: 0 success, 1 failure, 2 usage, 77 only unavailable modes.\n",
+"Exit status: 0 a mode ran, none failed; 1 failure; 2 usage; 77 every mode\n"
+"unsupported (host, alloc, drm: no /dev/gpubuf with GPUBUF_BACKEND=module).\n",
 	      f);
 }
 
