@@ -38,6 +38,20 @@ struct gpubuf_attachment {
 	bool mapped;
 };
 
+/*
+ * The longest scatterlist segment @dev can map at once: its own segment
+ * limit, and what the DMA layer can map in one piece. With bounce
+ * buffering (swiotlb=force, SEV/TDX guests, devices that cannot reach all
+ * of RAM) the latter is a few hundred KiB, far below what GPUs declare.
+ */
+static unsigned int gpubuf_max_segment(struct device *dev)
+{
+	size_t max = min_t(size_t, dma_get_max_seg_size(dev),
+			   dma_max_mapping_size(dev));
+
+	return max_t(size_t, PAGE_SIZE, rounddown(max, PAGE_SIZE));
+}
+
 static int gpubuf_dmabuf_attach(struct dma_buf *dmabuf,
 				struct dma_buf_attachment *attachment)
 {
@@ -53,8 +67,7 @@ static int gpubuf_dmabuf_attach(struct dma_buf *dmabuf,
 	ret = sg_alloc_table_from_pages_segment(&a->sgt, buf->pages,
 						buf->nr_pages, 0,
 						gpubuf_buffer_bytes(buf),
-						max_t(unsigned int, PAGE_SIZE,
-						      dma_get_max_seg_size(attachment->dev)),
+						gpubuf_max_segment(attachment->dev),
 						GFP_KERNEL);
 	if (ret) {
 		kfree(a);

@@ -92,6 +92,21 @@ grep -q '^1\.\.[0-9]' "$results/50-guest.tap" || {
 	sed 's/^/# /' "$results/guest-run.log"
 } >>"$results/50-guest.tap"
 
+# The DMA suites again with every mapping bounce-buffered, as in SEV/TDX
+# confidential guests: swiotlb=force caps what one DMA mapping may span.
+log "QEMU guest (TCG), swiotlb=force: DMA suites"
+swiotlb_tests=$top/build/guest-tests-swiotlb
+rm -rf "$swiotlb_tests"
+mkdir -p "$swiotlb_tests"
+cp "$guest_tests"/20-mem "$guest_tests"/30-gpu-path "$guest_tests"/35-dma "$swiotlb_tests"/
+GPUBUF_VM_OUT=$top/build/vm-swiotlb GPUBUF_VM_APPEND=swiotlb=force GPUBUF_VM_EXTRA_DIR= \
+	tests/vm/run.sh "$kdir" "$swiotlb_tests" 2>"$results/guest-swiotlb-run.log" |
+	sed -E 's/^((not )?ok [0-9]+ - )/\1swiotlb=force: /' >"$results/55-guest-swiotlb.tap"
+grep -q '^1\.\.[0-9]' "$results/55-guest-swiotlb.tap" || {
+	echo "not ok - the swiotlb=force guest run produced no results"
+	sed 's/^/# /' "$results/guest-swiotlb-run.log"
+} >>"$results/55-guest-swiotlb.tap"
+
 # Other Debian kernels (make check-kernels): needs the network to debootstrap.
 if [ -n "${GPUBUF_KERNEL_SUITES:-}" ]; then
 	log "kernel matrix: $GPUBUF_KERNEL_SUITES"

@@ -18,10 +18,12 @@ echo "@@GUEST kernel $(uname -r) cpus $(nproc) $(grep MemTotal /proc/meminfo)"
 setup_ok=1
 modprobe vgem || { echo "@@SETUP-FAIL modprobe vgem"; setup_ok=0; }
 insmod /gpubuf/gpubuf_pinprobe.ko || { echo "@@SETUP-FAIL insmod gpubuf_pinprobe.ko"; setup_ok=0; }
+insmod /gpubuf/gpubuf_importer.ko || { echo "@@SETUP-FAIL insmod gpubuf_importer.ko"; setup_ok=0; }
 insmod /gpubuf/gpubuf.ko || { echo "@@SETUP-FAIL insmod gpubuf.ko"; setup_ok=0; }
 # Let devtmpfs create the nodes before the first open.
 for i in 1 2 3 4 5; do
-	[ -c /dev/gpubuf ] && [ -c /dev/gpubuf_pinprobe ] && break
+	[ -c /dev/gpubuf ] && [ -c /dev/gpubuf_pinprobe ] &&
+		[ -c /dev/gpubuf_importer ] && break
 	sleep 1
 done
 

@@ -1,14 +1,14 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
 # Boot the Debian kernel matching KDIR under QEMU (TCG: this machine has no
-# usable KVM) with a busybox initramfs holding gpubuf.ko, the test probe
-# module, vgem and its dependencies, and every suite in $VM_TESTS_DIR. Prints
-# the guest's results as one TAP stream on stdout; the console log is kept
-# in build/vm/console.txt.
+# usable KVM) with a busybox initramfs holding gpubuf.ko, the test-only
+# modules (pin probe, importer, fake ABI), vgem and its dependencies, and
+# every suite in $VM_TESTS_DIR. Prints the guest's results as one TAP
+# stream on stdout; the console log is kept in build/vm/console.txt.
 # Usage: run.sh KDIR TESTS_DIR
 # Environment: GPUBUF_VM_SYSROOT, a root file system (a debootstrap chroot)
 # holding KDIR, /boot and /lib/modules of another kernel; GPUBUF_VM_KO_DIR,
-# the tree where gpubuf.ko and tests/testmod/gpubuf_pinprobe.ko were built
+# the tree where gpubuf.ko and the tests/testmod modules were built
 # for it (default: this tree); GPUBUF_VM_OUT, the work directory;
 # GPUBUF_VM_MEM, guest MiB (2048); GPUBUF_VM_EXTRA_DIR, files added under
 # /gpubuf in the guest; GPUBUF_VM_APPEND, extra kernel command line (e.g.
@@ -40,7 +40,8 @@ cp /bin/busybox "$out/root/bin/busybox"
 cp "$top/tests/vm/init.sh" "$out/root/init"
 chmod 755 "$out/root/init"
 cp "$kos/gpubuf.ko" "$kos/tests/testmod/gpubuf_pinprobe.ko" \
-	"$kos/tests/testmod/gpubuf_fakeabi.ko" "$out/root/gpubuf/"
+	"$kos/tests/testmod/gpubuf_fakeabi.ko" \
+	"$kos/tests/testmod/gpubuf_importer.ko" "$out/root/gpubuf/"
 if [ -n "$(ls -A "$tests_dir")" ]; then
 	cp "$tests_dir"/* "$out/root/gpubuf/tests/"
 fi

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Description: gpubuf buffers DMA-mapped by a GPU-like importer
+ * (gpubuf_importer.ko: 64-bit DMA mask, no segment limit). The suite runs
+ * in the normal guest and again in a guest booted with swiotlb=force, where
+ * every mapping is bounce-buffered as in SEV/TDX confidential guests:
+ * mappings must respect the DMA layer's largest mapping, and CPU-access
+ * sync must use the direction each importer mapped with.
+ */
+#include <sys/wait.h>
+
+#include "../testmod/gpubuf_importer.h"
+#include "gpubuf_helpers.h"
+#include "kselftest_harness.h"
+
+/* swiotlb's largest single mapping: IO_TLB_SEGSIZE slabs of 2 KiB. */
+#define SWIOTLB_MAX_MAPPING	(256 * 1024ULL)
+
+static int swiotlb_forced(void)
+{
+	char line[1024] = "";
+	FILE *f = fopen("/proc/cmdline", "r");
+
+	if (!f)
+		return 0;
+	if (!fgets(line, sizeof(line), f))
+		line[0] = 0;
+	fclose(f);
+	return strstr(line, "swiotlb=force") != NULL;
+}
+
+static int importer_open(void)
+{
+	int fd = open(IMPORTER_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+static int importer_map(int imp, int dmabuf, uint32_t dir,
+			struct importer_map *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->fd = dmabuf;
+	out->dir = dir;
+	return gb_ioctl(imp, IMPORTER_IOC_MAP, out);
+}
+
+FIXTURE(importer) {
+	int dev;
+	int imp;
+	unsigned long long buffers;
+};
+
+FIXTURE_SETUP(importer)
+{
+	self->buffers = gb_stat("live_buffers");
+	self->dev = gb_open();
+	ASSERT_LE(0, self->dev);
+	self->imp = importer_open();
+	ASSERT_LE(0, self->imp) TH_LOG("gpubuf_importer.ko is loaded by the test bed");
+}
+
+FIXTURE_TEARDOWN(importer)
+{
+	close(self->imp);
+	close(self->dev);
+	/* Closing the importer detached it: nothing may be left. */
+	EXPECT_EQ(self->buffers, gb_stat("live_buffers"));
+}
+
+/*
+ * The importer sets no segment limit, so only the exporter keeps segments
+ * within what the DMA layer can map at once. Before segments were capped
+ * by dma_max_mapping_size(), swiotlb=force made these fail with EIO.
+ */
+TEST_F(importer, maps_large_buffers_in_one_piece)
+{
+	static const unsigned long long sizes[] = {
+		SZ_4K, SZ_1M, 8 * SZ_1M, 32 * SZ_1M,
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		struct importer_map m;
+		int fd = gb_alloc(self->dev, sizes[i]);
+
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, importer_map(self->imp, fd, IMPORTER_DIR_BIDIRECTIONAL, &m))
+			TH_LOG("%llu bytes", sizes[i]);
+		EXPECT_EQ(sizes[i], m.total);
+		EXPECT_LT(0, m.nents);
+		if (swiotlb_forced())
+			EXPECT_GE(SWIOTLB_MAX_MAPPING, m.max_seg);
+		EXPECT_EQ(0, gb_ioctl(self->imp, IMPORTER_IOC_UNMAP, NULL));
+		close(fd);
+	}
+}
+
+TEST_F(importer, one_mapping_per_importer_and_clean_errors)
+{
+	struct importer_map m;
+	int fd = gb_alloc(self->dev, SZ_1M);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-EBADF, importer_map(self->imp, 1000, IMPORTER_DIR_TO_DEVICE, &m));
+	EXPECT_EQ(-ENOENT, gb_ioctl(self->imp, IMPORTER_IOC_UNMAP, NULL));
+	ASSERT_EQ(0, importer_map(self->imp, fd, IMPORTER_DIR_TO_DEVICE, &m));
+	EXPECT_EQ(-EBUSY, importer_map(self->imp, fd, IMPORTER_DIR_TO_DEVICE, &m));
+	/* The importer's reference keeps the buffer after its last fd. */
+	close(fd);
+	EXPECT_EQ(self->buffers + 1, gb_stat("live_buffers"));
+	EXPECT_EQ(0, gb_ioctl(self->imp, IMPORTER_IOC_UNMAP, NULL));
+	EXPECT_EQ(self->buffers, gb_stat("live_buffers"));
+}
+
+/*
+ * An importer that maps DMA_TO_DEVICE only reads the buffer. CPU users of a
+ * shared buffer bracket their accesses independently: here a writer is
+ * inside its write bracket when a reader starts a read bracket. Had the
+ * read sync (DMA_FROM_DEVICE) been applied to the importer's mapping, with
+ * bounce buffering it would copy the device's older bounce copy over the
+ * writer's data: each attachment must be synced in the direction it was
+ * mapped with. With DMA-API debugging (make check-debug) a mismatched
+ * direction is also a kernel warning, which the dmesg check catches.
+ */
+TEST_F(importer, read_sync_keeps_concurrent_cpu_writes)
+{
+	static const uint32_t dirs[] = {
+		IMPORTER_DIR_TO_DEVICE, IMPORTER_DIR_FROM_DEVICE,
+		IMPORTER_DIR_BIDIRECTIONAL,
+	};
+	const size_t len = 2 * SZ_1M;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		struct importer_map m;
+		uint64_t *w;
+		size_t k, bad = 0;
+		int fd = gb_alloc(self->dev, len);
+
+		ASSERT_LE(0, fd);
+		w = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		ASSERT_NE(MAP_FAILED, w);
+		ASSERT_EQ(0, importer_map(self->imp, fd, dirs[i], &m));
+
+		/* The writer's bracket is open while the reader's starts. */
+		ASSERT_EQ(0, gb_sync(fd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_WRITE));
+		for (k = 0; k < len / 8; k++)
+			w[k] = 0x2222222222222222ULL + k;
+		ASSERT_EQ(0, gb_sync(fd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ));
+		/* A device that only reads cannot have changed anything. */
+		if (dirs[i] == IMPORTER_DIR_TO_DEVICE) {
+			for (k = 0; k < len / 8; k++)
+				bad += w[k] != 0x2222222222222222ULL + k;
+			EXPECT_EQ(0, bad) TH_LOG("%zu words reverted to the device's copy", bad);
+		}
+		ASSERT_EQ(0, gb_sync(fd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ));
+		ASSERT_EQ(0, gb_sync(fd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_WRITE));
+		EXPECT_EQ(0, gb_ioctl(self->imp, IMPORTER_IOC_UNMAP, NULL));
+		munmap(w, len);
+		close(fd);
+	}
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * gpubuf_importer: a test-only DMA device that imports a dma-buf the way a
+ * GPU driver does. It declares a 64-bit DMA mask and no segment-size limit,
+ * so the exporter alone decides how large its scatterlist segments are; in
+ * a guest booted with swiotlb=force every mapping is bounce-buffered, which
+ * is what confidential-computing guests (SEV, TDX) do to every device.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/dma-buf.h>
+#include <linux/dma-mapping.h>
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/platform_device.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "gpubuf_compat.h"
+#include "gpubuf_importer.h"
+
+static struct platform_device *importer_pdev;
+
+/* One mapping per open file, guarded by @lock. */
+struct importer_file {
+	struct mutex lock; /* protects every field below */
+	struct dma_buf *dmabuf;
+	struct dma_buf_attachment *attach;
+	struct sg_table *sgt;
+	enum dma_data_direction dir;
+};
+
+static struct sg_table *importer_map_attachment(struct dma_buf_attachment *a,
+						enum dma_data_direction dir)
+{
+#ifdef GPUBUF_HAVE_DMA_BUF_MAP_ATTACHMENT_UNLOCKED
+	return dma_buf_map_attachment_unlocked(a, dir);
+#else
+	return dma_buf_map_attachment(a, dir);
+#endif
+}
+
+static void importer_unmap_attachment(struct dma_buf_attachment *a,
+				      struct sg_table *sgt,
+				      enum dma_data_direction dir)
+{
+#ifdef GPUBUF_HAVE_DMA_BUF_MAP_ATTACHMENT_UNLOCKED
+	dma_buf_unmap_attachment_unlocked(a, sgt, dir);
+#else
+	dma_buf_unmap_attachment(a, sgt, dir);
+#endif
+}
+
+static void importer_release_locked(struct importer_file *f)
+{
+	lockdep_assert_held(&f->lock);
+	if (!f->dmabuf)
+		return;
+	importer_unmap_attachment(f->attach, f->sgt, f->dir);
+	dma_buf_detach(f->dmabuf, f->attach);
+	dma_buf_put(f->dmabuf);
+	f->dmabuf = NULL;
+}
+
+static int importer_map(struct importer_file *f, struct importer_map *req)
+{
+	struct scatterlist *sg;
+	unsigned int i;
+	int ret;
+
+	lockdep_assert_held(&f->lock);
+	if (f->dmabuf)
+		return -EBUSY;
+	f->dmabuf = dma_buf_get(req->fd);
+	if (IS_ERR(f->dmabuf)) {
+		ret = PTR_ERR(f->dmabuf);
+		goto err_clear;
+	}
+	f->attach = dma_buf_attach(f->dmabuf, &importer_pdev->dev);
+	if (IS_ERR(f->attach)) {
+		ret = PTR_ERR(f->attach);
+		goto err_put;
+	}
+	f->dir = req->dir;
+	f->sgt = importer_map_attachment(f->attach, f->dir);
+	if (IS_ERR(f->sgt)) {
+		ret = PTR_ERR(f->sgt);
+		goto err_detach;
+	}
+	req->nents = f->sgt->nents;
+	req->max_seg = 0;
+	req->total = 0;
+	for_each_sgtable_dma_sg(f->sgt, sg, i) {
+		req->max_seg = max_t(u64, req->max_seg, sg_dma_len(sg));
+		req->total += sg_dma_len(sg);
+	}
+	return 0;
+
+err_detach:
+	dma_buf_detach(f->dmabuf, f->attach);
+err_put:
+	dma_buf_put(f->dmabuf);
+err_clear:
+	f->dmabuf = NULL;
+	return ret;
+}
+
+static long importer_ioctl(struct file *file, unsigned int cmd,
+			   unsigned long arg)
+{
+	struct importer_file *f = file->private_data;
+	struct importer_map req;
+	int ret;
+
+	switch (cmd) {
+	case IMPORTER_IOC_MAP:
+		if (copy_from_user(&req, (void __user *)arg, sizeof(req)))
+			return -EFAULT;
+		if (req.reserved || req.dir > IMPORTER_DIR_FROM_DEVICE)
+			return -EINVAL;
+		mutex_lock(&f->lock);
+		ret = importer_map(f, &req);
+		mutex_unlock(&f->lock);
+		if (ret)
+			return ret;
+		/* The mapping stays until UNMAP or close either way. */
+		return copy_to_user((void __user *)arg, &req, sizeof(req)) ?
+		       -EFAULT : 0;
+	case IMPORTER_IOC_UNMAP:
+		mutex_lock(&f->lock);
+		ret = f->dmabuf ? 0 : -ENOENT;
+		importer_release_locked(f);
+		mutex_unlock(&f->lock);
+		return ret;
+	default:
+		return -ENOTTY;
+	}
+}
+
+static int importer_open(struct inode *inode, struct file *file)
+{
+	struct importer_file *f = kzalloc(sizeof(*f), GFP_KERNEL);
+
+	if (!f)
+		return -ENOMEM;
+	mutex_init(&f->lock);
+	file->private_data = f;
+	return 0;
+}
+
+static int importer_release(struct inode *inode, struct file *file)
+{
+	struct importer_file *f = file->private_data;
+
+	mutex_lock(&f->lock);
+	importer_release_locked(f);
+	mutex_unlock(&f->lock);
+	mutex_destroy(&f->lock);
+	kfree(f);
+	return 0;
+}
+
+static const struct file_operations importer_fops = {
+	.owner = THIS_MODULE,
+	.open = importer_open,
+	.release = importer_release,
+	.unlocked_ioctl = importer_ioctl,
+	.llseek = noop_llseek,
+};
+
+static struct miscdevice importer_misc = {
+	.minor = MISC_DYNAMIC_MINOR,
+	.name = "gpubuf_importer",
+	.fops = &importer_fops,
+	.mode = 0600,
+};
+
+static int __init importer_init(void)
+{
+	int ret;
+
+	importer_pdev = platform_device_register_simple("gpubuf-test-importer",
+							PLATFORM_DEVID_NONE,
+							NULL, 0);
+	if (IS_ERR(importer_pdev))
+		return PTR_ERR(importer_pdev);
+	/* What GPUs declare: any address, segments of any length. */
+	ret = dma_coerce_mask_and_coherent(&importer_pdev->dev,
+					   DMA_BIT_MASK(64));
+	if (ret)
+		goto err_unregister;
+	dma_set_max_seg_size(&importer_pdev->dev, UINT_MAX);
+	ret = misc_register(&importer_misc);
+	if (ret)
+		goto err_unregister;
+	return 0;
+
+err_unregister:
+	platform_device_unregister(importer_pdev);
+	return ret;
+}
+
+static void __exit importer_exit(void)
+{
+	misc_deregister(&importer_misc);
+	platform_device_unregister(importer_pdev);
+}
+
+module_init(importer_init);
+module_exit(importer_exit);
+
+GPUBUF_IMPORT_DMA_BUF_NS();
+MODULE_DESCRIPTION("gpubuf test importer: a GPU-like DMA device that maps dma-bufs");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Test-only interface of gpubuf_importer.ko: a DMA device that imports a
+ * dma-buf the way a GPU driver does (64-bit DMA mask, no segment limit), so
+ * the exporter's attach/map/sync paths run against a demanding importer.
+ */
+#ifndef GPUBUF_IMPORTER_H
+#define GPUBUF_IMPORTER_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#define IMPORTER_DEVICE_PATH	"/dev/gpubuf_importer"
+
+/* Values of enum dma_data_direction. */
+#define IMPORTER_DIR_BIDIRECTIONAL	0
+#define IMPORTER_DIR_TO_DEVICE		1
+#define IMPORTER_DIR_FROM_DEVICE	2
+
+/**
+ * struct importer_map - attach to and DMA-map a dma-buf
+ * @fd:       in, the dma-buf
+ * @dir:      in, IMPORTER_DIR_*
+ * @nents:    out, number of DMA segments
+ * @reserved: in, must be 0
+ * @max_seg:  out, longest DMA segment in bytes
+ * @total:    out, sum of the DMA segment lengths
+ *
+ * One mapping per open file; it lasts until IMPORTER_IOC_UNMAP or close.
+ */
+struct importer_map {
+	__s32 fd;
+	__u32 dir;
+	__u32 nents;
+	__u32 reserved;
+	__u64 max_seg;
+	__u64 total;
+};
+
+/* EBUSY when this file already holds a mapping; errors of the map op. */
+#define IMPORTER_IOC_MAP	_IOWR(0xBA, 0x01, struct importer_map)
+/* Unmap and detach; ENOENT when nothing is mapped. */
+#define IMPORTER_IOC_UNMAP	_IO(0xBA, 0x02)
+
+#endif /* GPUBUF_IMPORTER_H */
