@@ -30,12 +30,15 @@
  * @sgt:    this importer's own scatter list, so DMA addresses never mix
  * @node:   entry in gpubuf_buffer.attachments
  * @mapped: @sgt is DMA-mapped for @dev (protected by gpubuf_buffer.lock)
+ * @dir:    the direction @sgt was mapped with, valid while @mapped
+ *          (protected by gpubuf_buffer.lock)
  */
 struct gpubuf_attachment {
 	struct device *dev;
 	struct sg_table sgt;
 	struct list_head node;
 	bool mapped;
+	enum dma_data_direction dir;
 };
 
 /*
@@ -111,6 +114,7 @@ gpubuf_dmabuf_map(struct dma_buf_attachment *attachment,
 
 	mutex_lock(&buf->lock);
 	a->mapped = true;
+	a->dir = dir;
 	mutex_unlock(&buf->lock);
 	return &a->sgt;
 }
@@ -138,6 +142,13 @@ static void gpubuf_dmabuf_release(struct dma_buf *dmabuf)
 	gpubuf_buffer_destroy(dmabuf->priv);
 }
 
+/*
+ * CPU access brackets sync every mapped attachment in the direction that
+ * attachment was mapped with, not the direction of the CPU access: the
+ * DMA API requires it, and with bounce buffering a read sync of a
+ * DMA_TO_DEVICE mapping would copy the device's stale copy over the CPU's
+ * writes. The CPU's own direction only matters for the kernel mapping.
+ */
 static int gpubuf_dmabuf_begin_cpu_access(struct dma_buf *dmabuf,
 					  enum dma_data_direction dir)
 {
@@ -150,7 +161,7 @@ static int gpubuf_dmabuf_begin_cpu_access(struct dma_buf *dmabuf,
 					     gpubuf_buffer_bytes(buf));
 	list_for_each_entry(a, &buf->attachments, node) {
 		if (a->mapped)
-			dma_sync_sgtable_for_cpu(a->dev, &a->sgt, dir);
+			dma_sync_sgtable_for_cpu(a->dev, &a->sgt, a->dir);
 	}
 	mutex_unlock(&buf->lock);
 	return 0;
@@ -167,7 +178,7 @@ static int gpubuf_dmabuf_end_cpu_access(struct dma_buf *dmabuf,
 		flush_kernel_vmap_range(buf->vaddr, gpubuf_buffer_bytes(buf));
 	list_for_each_entry(a, &buf->attachments, node) {
 		if (a->mapped)
-			dma_sync_sgtable_for_device(a->dev, &a->sgt, dir);
+			dma_sync_sgtable_for_device(a->dev, &a->sgt, a->dir);
 	}
 	mutex_unlock(&buf->lock);
 	return 0;
