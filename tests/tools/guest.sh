@@ -65,8 +65,8 @@ result $? "gpubuf-info --json names backend module and the vgem card" "$tmp/info
 
 run host "$bench" host --sizes 4K,64K --rep-bytes 256K --reps 3 --warmup 0 --csv
 [ "$(rc host)" = 0 ] && [ "$(csv_ok "$tmp/host.out" host)" = 18 ] &&
-	grep -q '^ratio,read_gpubuf_vs_mlock,' "$tmp/host.out"
-result $? "host: 18 measured rows with positive GB/s and the ratios" "$tmp/host.out"
+	[ "$(grep -cE '^ratio,(read|write|copy)_gpubuf_vs_(mlock|malloc),gpubuf,65536,0,0,-1,ratio,[0-9.e+-]+,.*,ok,$' "$tmp/host.out")" = 6 ]
+result $? "host: 18 measured rows with positive GB/s and six ratios at 64 KiB" "$tmp/host.out"
 
 if grep -q QEMU /sys/class/dmi/id/sys_vendor 2>/dev/null; then
 	grep -q '^note: running under emulation (QEMU); only ratios within this run are meaningful$' "$tmp/host.err"
@@ -76,8 +76,9 @@ else
 fi
 
 run alloc "$bench" alloc --sizes 1M,4M --reps 2 --csv
-[ "$(rc alloc)" = 0 ] && [ "$(csv_ok "$tmp/alloc.out" alloc)" = 4 ]
-result $? "alloc: gpubuf and anon_populate_mlock measured at two sizes" "$tmp/alloc.out"
+[ "$(rc alloc)" = 0 ] && [ "$(csv_ok "$tmp/alloc.out" alloc)" = 4 ] &&
+	grep -qE '^ratio,alloc_gpubuf_vs_anon_populate_mlock,gpubuf,4194304,0,0,-1,ratio,[0-9.e+-]+,.*,ok,$' "$tmp/alloc.out"
+result $? "alloc: gpubuf and anon_populate_mlock measured at two sizes, ratio at 4 MiB" "$tmp/alloc.out"
 
 # The cap: a size above max_buffer_bytes is a skipped row, not an error.
 old=$(cat "$params/max_buffer_bytes")
@@ -85,8 +86,9 @@ if echo 1048576 >"$params/max_buffer_bytes" 2>/dev/null; then
 	run cap "$bench" alloc --sizes 1M,4M --reps 1 --warmup 0 --csv
 	echo "$old" >"$params/max_buffer_bytes"
 	[ "$(rc cap)" = 0 ] && [ "$(csv_ok "$tmp/cap.out" alloc)" = 2 ] &&
-		grep -q '^alloc,alloc_map_touch,gpubuf,4194304,.*,skipped,4 MiB above max_buffer_bytes (1 MiB)$' "$tmp/cap.out"
-	result $? "alloc skips sizes above max_buffer_bytes with the reason" "$tmp/cap.out"
+		grep -q '^alloc,alloc_map_touch,gpubuf,4194304,.*,skipped,4 MiB above max_buffer_bytes (1 MiB)$' "$tmp/cap.out" &&
+		grep -q '^ratio,alloc_gpubuf_vs_anon_populate_mlock,gpubuf,4194304,.*,unavailable,gpubuf at 4 MiB skipped: 4 MiB above max_buffer_bytes (1 MiB)$' "$tmp/cap.out"
+	result $? "alloc skips sizes above max_buffer_bytes; the 4 MiB ratio says why it is unavailable" "$tmp/cap.out"
 else
 	skip "alloc skips sizes above max_buffer_bytes with the reason" "cannot write $params/max_buffer_bytes"
 fi

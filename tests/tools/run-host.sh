@@ -93,6 +93,7 @@ rt = d["ratios"]
 for op in ("read", "write", "copy"):
     for den in ("mlock", "malloc"):
         x = rt["%s_gpubuf_vs_%s" % (op, den)]
+        assert x["status"] == "ok", x
         assert x["ratio"] > 0 and x["size_bytes"] == 1 << 20, x
 PY
 else
@@ -135,6 +136,74 @@ check "stdout carries no notes, errors or progress" "$tmp/table.out" -- \
 	       ! tr '\\r' '@' <'$tmp/table.out' | grep -q @"
 check "stderr names backend and library" "$tmp/table.err" -- \
 	grep -q '^gpubuf-bench: backend memfd, library ' "$tmp/table.err"
+
+# ---- ratios: one stated size for both sides --------------------------------
+# Issue 7, item 13: ratios were taken at "the largest gpubuf size that
+# succeeded", so an mlock refused by RLIMIT_MEMLOCK made vs_mlock vanish and
+# the memfd headline fell back to an in-cache size; the alloc ratio existed
+# only at 256 MiB. Now every ratio is taken at one size (--ratio-size, else
+# 256M when swept, else the largest size swept) and says when it cannot be.
+#
+# lowlock CMD...: CMD under RLIMIT_MEMLOCK 8 MiB, the usual default. As root
+# CAP_IPC_LOCK would let mlock ignore the limit, so setpriv drops it.
+lowlock() {
+	if [ "$(id -u)" = 0 ]; then
+		prlimit --memlock=8388608 setpriv --inh-caps=-ipc_lock \
+			--bounding-set=-ipc_lock -- "$@"
+	else
+		sh -c 'ulimit -l 8192 && exec "$@"' sh "$@"
+	fi
+}
+can_lowlock=0
+if [ "$(id -u)" != 0 ] || { command -v prlimit && command -v setpriv; } >/dev/null 2>&1; then
+	can_lowlock=1
+fi
+big="--sizes 4K,1M,16M --rep-bytes 1M --reps 3 --warmup 0"
+if [ $can_lowlock = 0 ]; then
+	for t in "host ratios at 16 MiB say unavailable under RLIMIT_MEMLOCK 8 MiB (JSON)" \
+		 "host ratios at 16 MiB say unavailable under RLIMIT_MEMLOCK 8 MiB (table)" \
+		 "alloc ratio at 16 MiB says unavailable under RLIMIT_MEMLOCK 8 MiB (CSV)"; do
+		skip "$t" "root without prlimit and setpriv"
+	done
+else
+	run lowjson lowlock $bench host $big --json
+	if [ $have_py = 1 ]; then
+		check "host ratios at 16 MiB say unavailable under RLIMIT_MEMLOCK 8 MiB (JSON)" \
+			"$tmp/lowjson.out" "$tmp/lowjson.err" -- python3 - "$tmp/lowjson.out" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+big = 16 << 20
+sk = [r for r in d["results"] if r["mode"] == "host" and
+      r.get("size_bytes") == big and r["memory"] in ("gpubuf", "mlock")]
+assert sk and all(r["status"] == "skipped" for r in sk), sk
+rt = d["ratios"]
+for op in ("read", "write", "copy"):
+    for den in ("mlock", "malloc"):
+        x = rt["%s_gpubuf_vs_%s" % (op, den)]
+        assert x["status"] == "unavailable" and x["size_bytes"] == big, x
+        assert "ratio" not in x, x
+        assert "16 MiB" in x["reason"] and "mlock" in x["reason"].lower(), x
+PY
+	else
+		skip "host ratios at 16 MiB say unavailable under RLIMIT_MEMLOCK 8 MiB (JSON)" "python3 not found"
+	fi
+	run lowtab lowlock $bench host $big
+	check "host ratios at 16 MiB say unavailable under RLIMIT_MEMLOCK 8 MiB (table)" \
+		"$tmp/lowtab.out" -- sh -c "[ \$(grep -ciE '^(read|write|copy)_gpubuf_vs_(mlock|malloc) +unavailable at 16 MiB: .*mlock' '$tmp/lowtab.out') = 6 ]"
+	run lowalloc lowlock $bench alloc --sizes 1M,16M --reps 1 --warmup 0 --csv
+	check "alloc ratio at 16 MiB says unavailable under RLIMIT_MEMLOCK 8 MiB (CSV)" \
+		"$tmp/lowalloc.out" -- grep -qE '^ratio,alloc_gpubuf_vs_anon_[a-z_]+,gpubuf,16777216,.*,unavailable,.*16 MiB' "$tmp/lowalloc.out"
+fi
+run allocratio $bench alloc --sizes 1M,4M --reps 1 --warmup 0 --csv
+check "alloc ratio is taken at the largest size swept (4 MiB), not only at 256 MiB" \
+	"$tmp/allocratio.out" -- grep -qE '^ratio,alloc_gpubuf_vs_anon_[a-z_]+,gpubuf,4194304,0,0,-1,ratio,[0-9.e+-]+,.*,ok,$' "$tmp/allocratio.out"
+run rsize $bench host $small --ratio-size 4K --csv
+check "--ratio-size 4K takes all six host ratios at 4096 bytes" "$tmp/rsize.out" "$tmp/rsize.err" -- \
+	sh -c "[ \$(grep -cE '^ratio,(read|write|copy)_gpubuf_vs_(mlock|malloc),gpubuf,4096,.*,ok,$' '$tmp/rsize.out') = 6 ]"
+run rsize2 $bench host $small --ratio-size 64K
+check "--ratio-size of a size not swept says the ratio is unavailable" "$tmp/rsize2.out" "$tmp/rsize2.err" -- \
+	sh -c "[ \$(cat '$tmp/rsize2.rc') = 0 ] &&
+	       grep -qE '^read_gpubuf_vs_mlock +unavailable at 64 KiB: .*not measured' '$tmp/rsize2.out'"
 
 # ---- usage errors ----------------------------------------------------------
 for args in "--bogus" "host --sizes 12Q" "host --threads 0" "nosuchmode" ""; do

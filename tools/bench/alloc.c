@@ -180,6 +180,7 @@ int mode_alloc(struct bench *b)
 		fprintf(stderr, "ERROR: alloc: no size left under --max-size\n");
 		return EXIT_FAIL;
 	}
+	b->ratio_size[MODE_ALLOC] = bench_ratio_size(&b->o, sizes, nr);
 	progress_start();
 	for (i = 0; i < nr; i++) {
 		if (alloc_skip(b, sizes[i], why, sizeof(why))) {

@@ -31,6 +31,7 @@ struct bench_opts {
 	uint64_t sizes[MAX_SIZES];	/* --sizes; nr_sizes 0 = per mode */
 	int nr_sizes;
 	uint64_t max_size;		/* --max-size; 0 = none */
+	uint64_t ratio_size;		/* --ratio-size; 0 = bench_ratio_size() */
 	uint64_t rep_bytes;		/* bytes moved per host repetition */
 	int threads;
 	int reps;			/* 0 = the mode's default */
@@ -82,6 +83,8 @@ struct bench {
 	struct header hdr;
 	struct result *res;
 	int nr_res, cap_res;
+	/* Size of the mode's gpubuf/other ratios; 0 = no ratios (not run). */
+	uint64_t ratio_size[MODE_COUNT];
 };
 
 /* options.c */
@@ -92,6 +95,9 @@ const char *mode_name(enum bench_mode m);
 /* Sizes for a mode: --sizes if given, else defaults; capped by --max-size. */
 int bench_sizes(const struct bench_opts *o, const uint64_t *def, int nr_def,
 		uint64_t *out);
+/* Where ratios are taken: --ratio-size, else 256M if swept, else the largest. */
+uint64_t bench_ratio_size(const struct bench_opts *o, const uint64_t *sizes,
+			  int nr);
 
 /* stats.c */
 uint64_t now_ns(void);

@@ -361,6 +361,7 @@ int mode_host(struct bench *b)
 			return EXIT_FAIL;
 		}
 	}
+	b->ratio_size[MODE_HOST] = bench_ratio_size(&b->o, sizes, nr);
 	progress_start();
 	for (k = 0; k < KIND_COUNT; k++) {
 		if (host_kind_unavailable(k, why, sizeof(why))) {

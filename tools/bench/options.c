@@ -42,6 +42,9 @@ void bench_usage(FILE *f)
 "                     alloc 64M,256M,1G,4G; drm 4K,64K,1M,16M,64M\n"
 "  --max-size SIZE    drop sizes above SIZE; a mode left with none uses\n"
 "                     SIZE itself (default: no limit)\n"
+"  --ratio-size SIZE  host, alloc: size at which gpubuf/other ratios are taken,\n"
+"                     both sides at that size (default: 256M when swept, else\n"
+"                     the largest size swept)\n"
 "  --threads N        host: threads splitting each buffer (default 1)\n"
 "  --reps N           timed repetitions, median/min/max reported\n"
 "                     (default: host 5, alloc 3, drm 100)\n"
@@ -145,12 +148,13 @@ static int parse_mode(struct bench_opts *o, const char *s)
 	return -EINVAL;
 }
 
-enum { OPT_SIZES = 256, OPT_MAX_SIZE, OPT_THREADS, OPT_REPS, OPT_WARMUP,
+enum { OPT_SIZES = 256, OPT_MAX_SIZE, OPT_RATIO_SIZE, OPT_THREADS, OPT_REPS, OPT_WARMUP,
        OPT_REP_BYTES, OPT_DRM_CARD, OPT_JSON, OPT_CSV, OPT_PLOT };
 
 static const struct option long_opts[] = {
 	{ "sizes", required_argument, NULL, OPT_SIZES },
 	{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
+	{ "ratio-size", required_argument, NULL, OPT_RATIO_SIZE },
 	{ "threads", required_argument, NULL, OPT_THREADS },
 	{ "reps", required_argument, NULL, OPT_REPS },
 	{ "warmup", required_argument, NULL, OPT_WARMUP },
@@ -200,6 +204,10 @@ int bench_parse(struct bench_opts *o, int argc, char **argv)
 		case OPT_MAX_SIZE:
 			if (parse_size(optarg, &o->max_size))
 				return bench_bad("--max-size", optarg);
+			break;
+		case OPT_RATIO_SIZE:
+			if (parse_size(optarg, &o->ratio_size))
+				return bench_bad("--ratio-size", optarg);
 			break;
 		case OPT_REP_BYTES:
 			if (parse_size(optarg, &o->rep_bytes))
@@ -262,4 +270,28 @@ int bench_sizes(const struct bench_opts *o, const uint64_t *def, int nr_def,
 	if (!n && nr)
 		out[n++] = o->max_size;
 	return n;
+}
+
+/*
+ * A ratio compares two measurements of the same size, and that size is
+ * chosen before anything is measured, so a side that fails there makes
+ * the ratio "unavailable" instead of moving it to a size that worked (an
+ * in-cache one, on a memfd backend under RLIMIT_MEMLOCK). 256M is the
+ * default host and alloc sweep's out-of-cache size.
+ */
+uint64_t bench_ratio_size(const struct bench_opts *o, const uint64_t *sizes,
+			  int nr)
+{
+	uint64_t largest = 0;
+	int i;
+
+	if (o->ratio_size)
+		return o->ratio_size;
+	for (i = 0; i < nr; i++) {
+		if (sizes[i] == 256 * MIB)
+			return sizes[i];
+		if (sizes[i] > largest)
+			largest = sizes[i];
+	}
+	return largest;
 }

@@ -28,10 +28,18 @@ const char *bench_metric(enum bench_mode m)
 
 #define MAX_RATIOS	16
 
+/*
+ * gpubuf's median over another memory's, both measured at size_bytes (the
+ * mode's ratio size). When either side has no measurement there, ok is 0
+ * and reason says which side and why; the ratio is printed as unavailable,
+ * never dropped or moved to another size.
+ */
 struct ratio {
 	char name[48];
 	double value;
 	uint64_t size_bytes;
+	int ok;
+	char reason[560];
 };
 
 static const struct result *find(const struct bench *b, enum bench_mode m,
@@ -49,44 +57,70 @@ static const struct result *find(const struct bench *b, enum bench_mode m,
 	return NULL;
 }
 
+/* Why mem has no op measurement at size: its skipped/unavailable row. */
+static void side_reason(const struct bench *b, enum bench_mode m,
+			const char *op, const char *mem, uint64_t size,
+			char *out, size_t len)
+{
+	char sz[32];
+	int i;
+
+	fmt_size(sz, sizeof(sz), size);
+	for (i = 0; i < b->nr_res; i++) {
+		const struct result *r = &b->res[i];
+
+		if (r->mode != m || r->status == RES_OK ||
+		    strcmp(r->memory, mem) ||
+		    (r->size_bytes && r->size_bytes != size) ||
+		    (strcmp(r->op, op) && strcmp(r->op, "all")))
+			continue;
+		snprintf(out, len, "%s at %s %s: %s", mem, sz,
+			 status_names[r->status], r->reason);
+		return;
+	}
+	snprintf(out, len, "%s not measured at %s (not among the %s sizes)",
+		 mem, sz, mode_name(m));
+}
+
+static void ratio_one(const struct bench *b, enum bench_mode m,
+		      const char *op, const char *other, struct ratio *out)
+{
+	uint64_t size = b->ratio_size[m];
+	const struct result *num = find(b, m, op, "gpubuf", size);
+	const struct result *den = find(b, m, op, other, size);
+	char why[2][272];
+
+	memset(out, 0, sizeof(*out));
+	snprintf(out->name, sizeof(out->name), "%s_gpubuf_vs_%s",
+		 m == MODE_ALLOC ? "alloc" : op, other);
+	out->size_bytes = size;
+	if (num && den) {
+		out->ok = 1;
+		out->value = num->med / den->med;
+		return;
+	}
+	if (!num)
+		side_reason(b, m, op, "gpubuf", size, why[0], sizeof(why[0]));
+	if (!den)
+		side_reason(b, m, op, other, size, why[1], sizeof(why[1]));
+	snprintf(out->reason, sizeof(out->reason), "%s%s%s",
+		 num ? "" : why[0], !num && !den ? "; " : "",
+		 den ? "" : why[1]);
+}
+
+/* Ratios of the modes that measured something; see struct ratio. */
 static int ratios(const struct bench *b, struct ratio *out)
 {
 	static const char *const ops[] = { "read", "write", "copy" };
 	static const char *const dens[] = { "mlock", "malloc" };
-	const struct result *num, *den;
-	int n = 0, i, o, d;
+	int n = 0, o, d;
 
-	for (o = 0; o < 3; o++) {
-		uint64_t largest = 0;
-
-		for (i = 0; i < b->nr_res; i++) {
-			const struct result *r = &b->res[i];
-
-			if (r->mode == MODE_HOST && r->status == RES_OK &&
-			    !strcmp(r->memory, "gpubuf") &&
-			    !strcmp(r->op, ops[o]) && r->size_bytes > largest)
-				largest = r->size_bytes;
-		}
-		num = find(b, MODE_HOST, ops[o], "gpubuf", largest);
-		for (d = 0; num && d < 2; d++) {
-			den = find(b, MODE_HOST, ops[o], dens[d], largest);
-			if (!den)
-				continue;
-			snprintf(out[n].name, sizeof(out[n].name),
-				 "%s_gpubuf_vs_%s", ops[o], dens[d]);
-			out[n].value = num->med / den->med;
-			out[n++].size_bytes = largest;
-		}
-	}
-	num = find(b, MODE_ALLOC, "alloc_map_touch", "gpubuf", 256 * MIB);
-	den = find(b, MODE_ALLOC, "alloc_map_touch", "anon_populate_mlock",
-		   256 * MIB);
-	if (num && den) {
-		snprintf(out[n].name, sizeof(out[n].name),
-			 "alloc_gpubuf_vs_anon_populate_mlock");
-		out[n].value = num->med / den->med;
-		out[n++].size_bytes = 256 * MIB;
-	}
+	for (o = 0; b->ratio_size[MODE_HOST] && o < 3; o++)
+		for (d = 0; d < 2; d++)
+			ratio_one(b, MODE_HOST, ops[o], dens[d], &out[n++]);
+	if (b->ratio_size[MODE_ALLOC])
+		ratio_one(b, MODE_ALLOC, "alloc_map_touch",
+			  "anon_populate_mlock", &out[n++]);
 	return n;
 }
 
@@ -211,12 +245,17 @@ static void output_table(struct bench *b)
 	n = ratios(b, rt);
 	if (!n)
 		return;
-	printf("\n# ratios: gpubuf / other (bandwidth: >1 faster; alloc s/GiB: >1 slower)\n");
+	printf("\n# ratios: gpubuf / other, both sides at the size shown (bandwidth: >1 faster; alloc s/GiB: >1 slower)\n");
 	for (i = 0; i < n; i++) {
 		char sz[32];
 
 		fmt_size(sz, sizeof(sz), rt[i].size_bytes);
-		printf("%-36s %6.3f  at %s\n", rt[i].name, rt[i].value, sz);
+		if (rt[i].ok)
+			printf("%-36s %6.3f  at %s\n", rt[i].name,
+			       rt[i].value, sz);
+		else
+			printf("%-36s unavailable at %s: %s\n", rt[i].name,
+			       sz, rt[i].reason);
 	}
 }
 
@@ -258,10 +297,13 @@ static void output_csv(struct bench *b)
 		csv_str(r->reason, "\n");
 	}
 	n = ratios(b, rt);
-	for (i = 0; i < n; i++)
-		printf("ratio,%s,gpubuf,%llu,0,0,-1,ratio,%.6g,%.6g,%.6g,0,0,ok,\n",
+	for (i = 0; i < n; i++) {
+		printf("ratio,%s,gpubuf,%llu,0,0,-1,ratio,%.6g,%.6g,%.6g,0,0,",
 		       rt[i].name, (unsigned long long)rt[i].size_bytes,
 		       rt[i].value, rt[i].value, rt[i].value);
+		csv_str(rt[i].ok ? "ok" : "unavailable", ",");
+		csv_str(rt[i].reason, "\n");
+	}
 }
 
 /* ---- JSON -------------------------------------------------------------- */
@@ -363,8 +405,12 @@ static void output_json(struct bench *b)
 	n = ratios(b, rt);
 	for (i = 0; i < n; i++) {
 		json_obj_begin(&j, rt[i].name);
-		json_dbl(&j, "ratio", rt[i].value);
+		json_str(&j, "status", rt[i].ok ? "ok" : "unavailable");
+		if (rt[i].ok)
+			json_dbl(&j, "ratio", rt[i].value);
 		json_u64(&j, "size_bytes", rt[i].size_bytes);
+		if (!rt[i].ok)
+			json_str(&j, "reason", rt[i].reason);
 		json_obj_end(&j);
 	}
 	json_obj_end(&j);
