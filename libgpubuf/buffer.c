@@ -48,13 +48,28 @@ int gpubuf_ext_copy(void *dst, size_t dst_size, const void *src,
 int gpubuf_alloc_opts_get(const struct gpubuf_alloc_opts *in,
 			  struct gpubuf_alloc_opts *o)
 {
+	if (!in) {
+		const struct gpubuf_alloc_opts def = GPUBUF_ALLOC_OPTS_INIT;
+
+		*o = def;
+		return 0;
+	}
+	return gpubuf_alloc_opts_parse(in, in->size, o);
+}
+
+/*
+ * The caller's in_size bytes at in, which the caller has checked may be
+ * read (gpubuf_alloc_opts_get() trusts in->size as the public API must;
+ * the GPUBUF_0.1 pool compat bounds it by its embedded copy first).
+ */
+int gpubuf_alloc_opts_parse(const void *in, size_t in_size,
+			    struct gpubuf_alloc_opts *o)
+{
 	const struct gpubuf_alloc_opts def = GPUBUF_ALLOC_OPTS_INIT;
 	int err;
 
 	*o = def;
-	if (!in)
-		return 0;
-	err = gpubuf_ext_copy(o, sizeof(*o), in, in->size,
+	err = gpubuf_ext_copy(o, sizeof(*o), in, in_size,
 			      offsetof(struct gpubuf_alloc_opts, reserved0));
 	if (err)
 		return err;
@@ -68,6 +83,8 @@ int gpubuf_alloc_opts_get(const struct gpubuf_alloc_opts *in,
 	if ((o->flags & GPUBUF_ALLOC_NUMA_STRICT) &&
 	    o->numa_node == GPUBUF_NUMA_ANY)
 		return -EINVAL;
+	/* Our copy is our size, whatever size the caller's had. */
+	o->size = sizeof(*o);
 	return 0;
 }
 

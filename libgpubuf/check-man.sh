@@ -7,7 +7,9 @@
 here=$(cd "$(dirname "$0")" && pwd)
 map=$here/libgpubuf.map
 man=$here/../man/man3
-syms=$(sed -n 's/^[[:space:]]*\(gpubuf_[A-Za-z0-9_]*\);.*/\1/p' "$map")
+# A name versioned in several nodes is listed once per node: count it once.
+syms=$(sed -n 's/^[[:space:]]*\(gpubuf_[A-Za-z0-9_]*\);.*/\1/p' "$map" |
+	awk '!seen[$0]++')
 pages=$(cd "$man" && for f in *.3; do head -n 1 "$f" | grep -q '^\.so ' || echo "$f"; done)
 n=0 failed=0
 plan=$(( $(echo "$syms" | wc -w) + $(echo "$pages" | wc -w) ))

@@ -15,6 +15,16 @@
 /* Everything else is hidden by -fvisibility=hidden and the version script. */
 #define GPUBUF_EXPORT __attribute__((visibility("default")))
 
+/*
+ * Bind an exported implementation to one version node of libgpubuf.map:
+ * "name@@NODE" is the default that new programs link against (a static
+ * link resolves plain "name" to it too), "name@NODE" keeps an older
+ * behaviour for programs linked before it changed. The map lists such a
+ * name in every node that has a version of it.
+ */
+#define GPUBUF_SYMVER(impl, versioned)					\
+	__asm__(".symver " #impl ", " versioned)
+
 _Static_assert(sizeof(struct gpubuf_version) == GPUBUF_VERSION_SIZE_VER0,
 	       "uapi struct gpubuf_version size");
 _Static_assert(sizeof(struct gpubuf_alloc) == GPUBUF_ALLOC_SIZE_VER0,
@@ -76,6 +86,8 @@ static inline bool gpubuf_is_pow2(size_t x)
 int gpubuf_matrix_check(const struct gpubuf_matrix *m);
 int gpubuf_alloc_opts_get(const struct gpubuf_alloc_opts *in,
 			  struct gpubuf_alloc_opts *o);
+int gpubuf_alloc_opts_parse(const void *in, size_t in_size,
+			    struct gpubuf_alloc_opts *o);
 int gpubuf_ext_copy(void *dst, size_t dst_size, const void *src,
 		    size_t src_size, size_t min_size);
 

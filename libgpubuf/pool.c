@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,40 +47,20 @@ static size_t gpubuf_pool_class(const struct gpubuf_pool *p, size_t size)
 	return c <= p->max_class ? c : 0;
 }
 
-GPUBUF_EXPORT int gpubuf_pool_create(struct gpubuf_ctx *ctx,
-				     const struct gpubuf_pool_opts *opts,
-				     struct gpubuf_pool **poolp)
+/* Everything both versions of gpubuf_pool_create() agree on. */
+static int gpubuf_pool_new(struct gpubuf_ctx *ctx, size_t max_cached,
+			   size_t max_class,
+			   const struct gpubuf_alloc_opts *alloc,
+			   struct gpubuf_pool **poolp)
 {
-	GPUBUF_KEEP_ERRNO;
-	struct gpubuf_pool_opts o = GPUBUF_POOL_OPTS_INIT;
-	const struct gpubuf_alloc_opts def = GPUBUF_ALLOC_OPTS_INIT;
 	struct gpubuf_pool *p;
 	int err;
 
-	if (!ctx || !poolp)
-		return -EINVAL;
-	if (opts) {
-		err = gpubuf_ext_copy(&o, sizeof(o), opts, opts->size,
-				      offsetof(struct gpubuf_pool_opts, alloc));
-		if (err)
-			return err;
-	}
-	if (o.reserved[0] || o.reserved[1] || o.reserved[2] || o.reserved[3])
-		return -EINVAL;
-	if (!o.alloc.size) {
-		o.alloc = def;
-	} else {
-		struct gpubuf_alloc_opts in = o.alloc;
-
-		err = gpubuf_alloc_opts_get(&in, &o.alloc);
-		if (err)
-			return err;
-	}
-	if (!o.max_cached_bytes)
-		o.max_cached_bytes = GPUBUF_POOL_DEFAULT_BYTES;
-	if (!o.max_class_bytes)
-		o.max_class_bytes = GPUBUF_POOL_DEFAULT_BYTES;
-	if (o.max_class_bytes < ctx->page_size)
+	if (!max_cached)
+		max_cached = GPUBUF_POOL_DEFAULT_BYTES;
+	if (!max_class)
+		max_class = GPUBUF_POOL_DEFAULT_BYTES;
+	if (max_class < ctx->page_size)
 		return -EINVAL;
 
 	p = calloc(1, sizeof(*p));
@@ -91,11 +72,105 @@ GPUBUF_EXPORT int gpubuf_pool_create(struct gpubuf_ctx *ctx,
 		return err;
 	}
 	p->ctx = ctx;
-	p->alloc = o.alloc;
-	p->max_cached = o.max_cached_bytes;
-	p->max_class = o.max_class_bytes;
+	p->alloc = *alloc;
+	p->max_cached = max_cached;
+	p->max_class = max_class;
 	*poolp = p;
 	return 0;
+}
+
+int gpubuf_pool_create_v0_2(struct gpubuf_ctx *ctx,
+			    const struct gpubuf_pool_opts *opts,
+			    struct gpubuf_pool **poolp);
+GPUBUF_SYMVER(gpubuf_pool_create_v0_2, "gpubuf_pool_create@@GPUBUF_0.2");
+GPUBUF_EXPORT int gpubuf_pool_create_v0_2(struct gpubuf_ctx *ctx,
+					  const struct gpubuf_pool_opts *opts,
+					  struct gpubuf_pool **poolp)
+{
+	GPUBUF_KEEP_ERRNO;
+	struct gpubuf_pool_opts o = GPUBUF_POOL_OPTS_INIT;
+	struct gpubuf_alloc_opts alloc;
+	int err;
+
+	if (!ctx || !poolp)
+		return -EINVAL;
+	if (opts) {
+		err = gpubuf_ext_copy(&o, sizeof(o), opts, opts->size,
+				      offsetof(struct gpubuf_pool_opts,
+					       reserved));
+		if (err)
+			return err;
+	}
+	if (o.reserved[0] || o.reserved[1] || o.reserved[2] || o.reserved[3])
+		return -EINVAL;
+	/* A separate, separately versioned structure: its own size rules. */
+	err = gpubuf_alloc_opts_get(o.alloc, &alloc);
+	if (err)
+		return err;
+	return gpubuf_pool_new(ctx, o.max_cached_bytes, o.max_class_bytes,
+			       &alloc, poolp);
+}
+
+/*
+ * GPUBUF_0.1 layout, frozen here: the allocation options embedded by
+ * value, so their size can never exceed what 0.1 embedded.
+ */
+struct gpubuf_alloc_opts_v0_1 {
+	size_t size;
+	uint64_t flags;
+	int32_t numa_node;
+	uint32_t reserved0;
+	uint64_t reserved[4];
+};
+
+struct gpubuf_pool_opts_v0_1 {
+	size_t size;
+	size_t max_cached_bytes;
+	size_t max_class_bytes;
+	struct gpubuf_alloc_opts_v0_1 alloc;	/* size 0 = defaults */
+	uint64_t reserved[4];
+};
+
+int gpubuf_pool_create_v0_1(struct gpubuf_ctx *ctx,
+			    const struct gpubuf_pool_opts_v0_1 *opts,
+			    struct gpubuf_pool **poolp);
+GPUBUF_SYMVER(gpubuf_pool_create_v0_1, "gpubuf_pool_create@GPUBUF_0.1");
+GPUBUF_EXPORT int gpubuf_pool_create_v0_1(
+	struct gpubuf_ctx *ctx, const struct gpubuf_pool_opts_v0_1 *opts,
+	struct gpubuf_pool **poolp)
+{
+	GPUBUF_KEEP_ERRNO;
+	struct gpubuf_pool_opts_v0_1 o = {
+		.size = sizeof(o), .alloc.numa_node = GPUBUF_NUMA_ANY,
+	};
+	struct gpubuf_alloc_opts alloc;
+	int err;
+
+	if (!ctx || !poolp)
+		return -EINVAL;
+	if (opts) {
+		err = gpubuf_ext_copy(&o, sizeof(o), opts, opts->size,
+				      offsetof(struct gpubuf_pool_opts_v0_1,
+					       alloc));
+		if (err)
+			return err;
+	}
+	if (o.reserved[0] || o.reserved[1] || o.reserved[2] || o.reserved[3])
+		return -EINVAL;
+	/*
+	 * The embedded copy is all there is: a larger claimed size would
+	 * read past it (into reserved[] and beyond the caller's struct).
+	 */
+	if (o.alloc.size > sizeof(o.alloc))
+		return -E2BIG;
+	if (o.alloc.size)
+		err = gpubuf_alloc_opts_parse(&o.alloc, o.alloc.size, &alloc);
+	else
+		err = gpubuf_alloc_opts_get(NULL, &alloc);
+	if (err)
+		return err;
+	return gpubuf_pool_new(ctx, o.max_cached_bytes, o.max_class_bytes,
+			       &alloc, poolp);
 }
 
 GPUBUF_EXPORT int gpubuf_pool_get(struct gpubuf_pool *p, size_t size,

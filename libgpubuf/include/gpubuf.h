@@ -281,15 +281,25 @@ int gpubuf_matrix_to_dlpack_versioned(const struct gpubuf_matrix *m,
 
 /* ---- pool -------------------------------------------------------------- */
 
+/*
+ * Pool options, versioned by size like struct gpubuf_alloc_opts. The
+ * allocation options are referenced, not embedded, so that each structure
+ * can grow without moving the other's fields; they are copied during
+ * gpubuf_pool_create() and need not outlive the call.
+ *
+ * This layout is symbol version GPUBUF_0.2 of gpubuf_pool_create(); a
+ * program linked against GPUBUF_0.1 (alloc embedded by value) keeps that
+ * layout.
+ */
 struct gpubuf_pool_opts {
 	size_t size;			/* sizeof(struct gpubuf_pool_opts) */
 	size_t max_cached_bytes;	/* bound on idle bytes; 0 = 64 MiB */
 	size_t max_class_bytes;		/* largest pooled size; 0 = 64 MiB */
-	struct gpubuf_alloc_opts alloc;	/* for new buffers; size 0 = default */
+	const struct gpubuf_alloc_opts *alloc;	/* new buffers; NULL = default */
 	uint64_t reserved[4];		/* must be 0 */
 };
 #define GPUBUF_POOL_OPTS_INIT						\
-	{ sizeof(struct gpubuf_pool_opts), 0, 0, GPUBUF_ALLOC_OPTS_INIT, { 0 } }
+	{ sizeof(struct gpubuf_pool_opts), 0, 0, NULL, { 0 } }
 
 struct gpubuf_pool_stats {
 	uint64_t hits;			/* gets served from the cache */

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "tap.h"
@@ -125,9 +126,6 @@ static int create_checks_options(void)
 	o.max_class_bytes = 100;
 	T_EQ(gpubuf_pool_create(ctx, &o, &pool), -EINVAL);
 	o.max_class_bytes = 0;
-	o.alloc.reserved0 = 1;
-	T_EQ(gpubuf_pool_create(ctx, &o, &pool), -EINVAL);
-	o.alloc.reserved0 = 0;
 	o.size = 4;
 	T_EQ(gpubuf_pool_create(ctx, &o, &pool), -EINVAL);
 	memset(&big, 0, sizeof(big));
@@ -138,6 +136,108 @@ static int create_checks_options(void)
 	T_EQ(gpubuf_pool_create(ctx, &o, &pool), 0);
 	gpubuf_pool_destroy(pool);
 	gpubuf_pool_destroy(NULL);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+/*
+ * Issue 7 item 6: the pool options embedded struct gpubuf_alloc_opts and
+ * trusted its size, so a newer caller's larger alloc.size made the library
+ * read past the pool options (ASan: stack-buffer-overflow). They now point
+ * to a separate structure with its own size rules, copied at creation.
+ */
+static int alloc_opts_are_separate(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_pool_opts o = GPUBUF_POOL_OPTS_INIT;
+	struct gpubuf_pool *pool = NULL;
+	struct gpubuf *b;
+	struct {
+		struct gpubuf_alloc_opts a;
+		uint64_t future;
+	} big;
+
+	memset(&big, 0, sizeof(big));
+	big.a.size = sizeof(big);	/* a newer caller's larger struct */
+	big.a.numa_node = GPUBUF_NUMA_ANY;
+	big.future = 1;
+	o.alloc = &big.a;
+	T_EQ(gpubuf_pool_create(ctx, &o, &pool), -E2BIG);
+	T_CHECK(pool == NULL);
+	big.future = 0;
+	T_EQ(gpubuf_pool_create(ctx, &o, &pool), 0);
+	/* Copied: what the pointer points to may change or go away. */
+	big.a.reserved0 = 1;
+	big.a.size = 1u << 30;
+	T_EQ(gpubuf_pool_get(pool, 1, &b), 0);
+	T_EQ(gpubuf_pool_put(pool, b), 0);
+	gpubuf_pool_destroy(pool);
+	big.a.size = sizeof(big);
+	T_EQ(gpubuf_pool_create(ctx, &o, &pool), -EINVAL);	/* reserved0 */
+	big.a.size = 8;				/* shorter than numa_node */
+	big.a.reserved0 = 0;
+	T_EQ(gpubuf_pool_create(ctx, &o, &pool), -EINVAL);
+	o.alloc = NULL;				/* defaults */
+	T_EQ(gpubuf_pool_create(ctx, &o, &pool), 0);
+	gpubuf_pool_destroy(pool);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+/*
+ * The GPUBUF_0.1 layout, as programs linked against libgpubuf 0.1 pass it,
+ * and its entry point: exported as gpubuf_pool_create@GPUBUF_0.1, and
+ * reachable under its own name in a static link.
+ */
+struct t_pool_opts_v0_1 {
+	size_t size;
+	size_t max_cached_bytes;
+	size_t max_class_bytes;
+	struct {
+		size_t size;
+		uint64_t flags;
+		int32_t numa_node;
+		uint32_t reserved0;
+		uint64_t reserved[4];
+	} alloc;
+	uint64_t reserved[4];
+};
+int gpubuf_pool_create_v0_1(struct gpubuf_ctx *ctx,
+			    const struct t_pool_opts_v0_1 *opts,
+			    struct gpubuf_pool **pool);
+
+static int v0_1_layout_still_served(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct t_pool_opts_v0_1 o;
+	struct gpubuf_pool_stats st;
+	struct gpubuf_pool *pool;
+	struct gpubuf *b;
+
+	memset(&o, 0, sizeof(o));
+	o.size = sizeof(o);
+	o.max_cached_bytes = 2 * t_ps();
+	o.alloc.size = sizeof(o.alloc);
+	o.alloc.numa_node = GPUBUF_NUMA_ANY;
+	T_EQ(gpubuf_pool_create_v0_1(ctx, &o, &pool), 0);
+	T_EQ(gpubuf_pool_get(pool, 1, &b), 0);
+	T_EQ(gpubuf_pool_put(pool, b), 0);
+	gpubuf_pool_stats(pool, &st);
+	T_EQ(st.cached_bytes, t_ps());
+	gpubuf_pool_destroy(pool);
+	/* The reproducer: an embedded size larger than the embedded copy. */
+	o.alloc.size = sizeof(o.alloc) + 8;
+	T_EQ(gpubuf_pool_create_v0_1(ctx, &o, &pool), -E2BIG);
+	o.alloc.size = 0;			/* 0.1: size 0 = defaults */
+	o.alloc.numa_node = 0;
+	T_EQ(gpubuf_pool_create_v0_1(ctx, &o, &pool), 0);
+	gpubuf_pool_destroy(pool);
+	o.alloc.size = sizeof(o.alloc);
+	o.alloc.reserved0 = 1;
+	T_EQ(gpubuf_pool_create_v0_1(ctx, &o, &pool), -EINVAL);
+	o.size = offsetof(struct t_pool_opts_v0_1, alloc);	/* oldest */
+	T_EQ(gpubuf_pool_create_v0_1(ctx, &o, &pool), 0);
+	gpubuf_pool_destroy(pool);
 	gpubuf_close(ctx);
 	return T_PASS;
 }
@@ -234,6 +334,8 @@ int main(void)
 		T_TEST(idle_bytes_are_bounded),
 		T_TEST(shared_or_foreign_buffers_not_cached),
 		T_TEST(create_checks_options),
+		T_TEST(alloc_opts_are_separate),
+		T_TEST(v0_1_layout_still_served),
 		T_TEST(threads_share_pool_and_buffers),
 	};
 
