@@ -26,6 +26,11 @@
 /*
  * Extensible option structures follow the uapi rule: a caller's shorter
  * structure is fine down to min bytes, a longer one only with a zero tail.
+ * Unlike copy_struct_from_user(), which may read up to a page because a
+ * bad user pointer faults into -EFAULT, we read the caller's memory
+ * directly: every byte of a wrong size is an overread of the caller's
+ * stack or heap. So a size beyond GPUBUF_EXT_SIZE_MAX (an uninitialised
+ * or garbage size field, not a newer struct) is refused unread.
  */
 int gpubuf_ext_copy(void *dst, size_t dst_size, const void *src,
 		    size_t src_size, size_t min_size)
@@ -34,6 +39,8 @@ int gpubuf_ext_copy(void *dst, size_t dst_size, const void *src,
 
 	if (src_size < min_size)
 		return -EINVAL;
+	if (src_size > GPUBUF_EXT_SIZE_MAX)
+		return -E2BIG;
 	if (src_size > dst_size) {
 		for (size_t i = 0; i < src_size - dst_size; i++)
 			if (tail[i])

@@ -88,6 +88,15 @@ int gpubuf_alloc_opts_get(const struct gpubuf_alloc_opts *in,
 			  struct gpubuf_alloc_opts *o);
 int gpubuf_alloc_opts_parse(const void *in, size_t in_size,
 			    struct gpubuf_alloc_opts *o);
+/*
+ * Largest size field accepted in an option structure. Today's are 48 and
+ * 64 bytes and grow by 8-byte fields; 512 leaves room for years of growth
+ * while a garbage size reads at most this much.
+ */
+#define GPUBUF_EXT_SIZE_MAX	512
+_Static_assert(sizeof(struct gpubuf_alloc_opts) <= GPUBUF_EXT_SIZE_MAX &&
+	       sizeof(struct gpubuf_pool_opts) <= GPUBUF_EXT_SIZE_MAX,
+	       "an option structure outgrew GPUBUF_EXT_SIZE_MAX");
 int gpubuf_ext_copy(void *dst, size_t dst_size, const void *src,
 		    size_t src_size, size_t min_size);
 

@@ -37,7 +37,7 @@ GPUBUF_EXPORT const char *gpubuf_strerror(int err)
 	case ENOMEM:
 		return "out of memory (or memory cgroup limit or RLIMIT_MEMLOCK reached)";
 	case E2BIG:
-		return "options structure from a newer caller has unknown non-zero fields";
+		return "options structure: unknown non-zero fields from a newer caller, or a size field above 512 bytes";
 	case EROFS:
 		return "buffer is mapped read-only";
 	case EOPNOTSUPP:

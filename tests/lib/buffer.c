@@ -145,6 +145,41 @@ static int alloc_rejects_bad_options(void)
 	return T_PASS;
 }
 
+/*
+ * Issue 7 item 7: the size field was trusted without an upper bound, so
+ * opts.size = 4096 read 4 KiB of the caller's stack looking for a non-zero
+ * tail (ASan: stack-buffer-overflow). Absurd sizes are refused unread.
+ */
+static int alloc_refuses_absurd_opts_size(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_alloc_opts o = GPUBUF_ALLOC_OPTS_INIT;
+	struct gpubuf *buf = NULL;
+	struct {
+		struct gpubuf_alloc_opts o;
+		unsigned char future[512 - sizeof(struct gpubuf_alloc_opts)];
+	} big;
+
+	o.size = 4096;
+	T_EQ(gpubuf_alloc(ctx, 4096, &o, &buf), -E2BIG);
+	o.size = SIZE_MAX;
+	T_EQ(gpubuf_alloc(ctx, 4096, &o, &buf), -E2BIG);
+	T_CHECK(buf == NULL);
+	/* The largest size still read: 512 bytes, zero tail or not. */
+	memset(&big, 0, sizeof(big));
+	big.o.numa_node = GPUBUF_NUMA_ANY;
+	big.o.size = sizeof(big);
+	T_EQ(gpubuf_alloc(ctx, 4096, &big.o, &buf), 0);
+	gpubuf_unref(buf);
+	big.future[sizeof(big.future) - 1] = 1;
+	T_EQ(gpubuf_alloc(ctx, 4096, &big.o, &buf), -E2BIG);
+	big.future[sizeof(big.future) - 1] = 0;
+	big.o.size = sizeof(big) + 1;		/* one past: not read */
+	T_EQ(gpubuf_alloc(ctx, 4096, &big.o, &buf), -E2BIG);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
 static int memfd_numa_strict_unsupported(void)
 {
 	struct gpubuf_ctx *ctx = t_open();
@@ -374,6 +409,7 @@ int main(void)
 		T_TEST(alloc_is_zeroed_and_writable),
 		T_TEST_ON(T_MEMFD, memfd_buffer_is_mlocked),
 		T_TEST(alloc_rejects_bad_options),
+		T_TEST(alloc_refuses_absurd_opts_size),
 		T_TEST_ON(T_MEMFD, memfd_numa_strict_unsupported),
 		T_TEST(refcount_counts),
 		T_TEST(sync_validates_access),

@@ -206,6 +206,31 @@ int gpubuf_pool_create_v0_1(struct gpubuf_ctx *ctx,
 			    const struct t_pool_opts_v0_1 *opts,
 			    struct gpubuf_pool **pool);
 
+/* Issue 7 item 7: both option sizes are bounded before anything is read. */
+static int create_refuses_absurd_opts_size(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_pool_opts o = GPUBUF_POOL_OPTS_INIT;
+	struct gpubuf_alloc_opts a = GPUBUF_ALLOC_OPTS_INIT;
+	struct t_pool_opts_v0_1 old;
+	struct gpubuf_pool *pool = NULL;
+
+	o.size = 4096;
+	T_EQ(gpubuf_pool_create(ctx, &o, &pool), -E2BIG);
+	o.size = SIZE_MAX;
+	T_EQ(gpubuf_pool_create(ctx, &o, &pool), -E2BIG);
+	o.size = sizeof(o);
+	a.size = 4096;
+	o.alloc = &a;
+	T_EQ(gpubuf_pool_create(ctx, &o, &pool), -E2BIG);
+	memset(&old, 0, sizeof(old));
+	old.size = 4096;
+	T_EQ(gpubuf_pool_create_v0_1(ctx, &old, &pool), -E2BIG);
+	T_CHECK(pool == NULL);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
 static int v0_1_layout_still_served(void)
 {
 	struct gpubuf_ctx *ctx = t_open();
@@ -336,6 +361,7 @@ int main(void)
 		T_TEST(create_checks_options),
 		T_TEST(alloc_opts_are_separate),
 		T_TEST(v0_1_layout_still_served),
+		T_TEST(create_refuses_absurd_opts_size),
 		T_TEST(threads_share_pool_and_buffers),
 	};
 
