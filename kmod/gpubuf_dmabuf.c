@@ -14,8 +14,9 @@
 #include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/pgtable.h>
 #include <linux/scatterlist.h>
-#include <linux/sizes.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
@@ -211,47 +212,87 @@ static const struct vm_operations_struct gpubuf_vm_ops = {
 };
 
 /*
+ * Page tables of the mapping are charged to the caller's memory cgroup
+ * with GFP_KERNEL_ACCOUNT, and a charge that fails there OOM-kills the
+ * caller rather than failing. Charging the same amount first, in a way
+ * that may fail as the buffer's own pages did, makes a cgroup at its limit
+ * an ENOMEM from mmap() instead. The pages go back at once: the page
+ * tables allocated next take their place. Order 1 covers one page-table
+ * page plus one of the level above.
+ */
+static int gpubuf_mmap_headroom(void)
+{
+	struct page *page;
+
+	page = alloc_pages(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL |
+			   __GFP_NOWARN, 1);
+	if (!page)
+		return -ENOMEM;
+	__free_pages(page, 1);
+	return 0;
+}
+
+/*
+ * Insert every page of the mapping now, one page-table page's worth of
+ * entries at a time: far cheaper than a fault per page, and the only walk
+ * over the range (libgpubuf maps without MAP_POPULATE). mmap_lock is held
+ * for writing, so a batch boundary checks for a fatal signal and
+ * reschedules. On error the caller's mmap() fails and the core unmaps
+ * what was inserted.
+ */
+static int gpubuf_mmap_populate(struct vm_area_struct *vma,
+				struct page **pages)
+{
+	unsigned long addr = vma->vm_start;
+
+	while (addr < vma->vm_end) {
+		unsigned long count = min((vma->vm_end - addr) >> PAGE_SHIFT,
+					  PTRS_PER_PTE - pte_index(addr));
+		unsigned long left = count;
+		int ret;
+
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		ret = gpubuf_mmap_headroom();
+		if (ret)
+			return ret;
+		ret = vm_insert_pages(vma, addr, pages, &left);
+		if (ret)
+			return ret;
+		if (left)
+			return -EFAULT;
+		pages += count;
+		addr += count << PAGE_SHIFT;
+		cond_resched();
+	}
+	return 0;
+}
+
+/*
  * The dma-buf core has already refused ranges past the end. Private
  * mappings are refused here: copy-on-write would silently detach the
  * caller from the memory GPUs see. VM_MAYSHARE, not VM_SHARED, marks
  * MAP_SHARED, because mmap clears VM_SHARED on read-only fds. The vma's
  * file holds the dma-buf, which holds @buf, for as long as the vma lives.
  */
-/* Pages inserted between two chances to reschedule while populating. */
-#define GPUBUF_MMAP_BATCH_PAGES	(SZ_128M >> PAGE_SHIFT)
-
 static int gpubuf_dmabuf_mmap(struct dma_buf *dmabuf,
 			      struct vm_area_struct *vma)
 {
 	struct gpubuf_buffer *buf = dmabuf->priv;
-	unsigned long done, total = vma_pages(vma);
 
 	/* An importer's vma set up for PFNs cannot be struct-page backed. */
 	if (!(vma->vm_flags & VM_MAYSHARE) ||
 	    vma->vm_flags & (VM_PFNMAP | VM_IO))
 		return -EINVAL;
 	if (vma->vm_pgoff >= buf->nr_pages ||
-	    total > buf->nr_pages - vma->vm_pgoff)
+	    vma_pages(vma) > buf->nr_pages - vma->vm_pgoff)
 		return -EINVAL;
 
 	/* VM_MIXEDMAP up front: the fault handler inserts pages too. */
 	gpubuf_vm_flags_set(vma, VM_MIXEDMAP | VM_DONTEXPAND);
 	vma->vm_ops = &gpubuf_vm_ops;
 	vma->vm_private_data = buf;
-	/* Populate now, in batches, instead of taking a fault per page. */
-	for (done = 0; done < total; done += GPUBUF_MMAP_BATCH_PAGES) {
-		unsigned long count = min(total - done, GPUBUF_MMAP_BATCH_PAGES);
-		int ret;
-
-		ret = vm_insert_pages(vma, vma->vm_start + (done << PAGE_SHIFT),
-				      buf->pages + vma->vm_pgoff + done, &count);
-		if (ret)
-			return ret;
-		if (count)
-			return -EFAULT;
-		cond_resched();
-	}
-	return 0;
+	return gpubuf_mmap_populate(vma, buf->pages + vma->vm_pgoff);
 }
 
 #ifdef GPUBUF_HAVE_VMAP_OP

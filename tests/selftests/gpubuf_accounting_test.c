@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Description: gpubuf memory is charged to the caller's memory cgroup; a
- * cgroup limit is an ENOMEM for the caller, never an OOM kill, and a
- * killed or refused allocation leaves no pages or counters behind.
+ * cgroup limit is an ENOMEM for the caller, never an OOM kill, whether it
+ * is hit allocating or mapping; a killed or refused allocation or mapping
+ * leaves no pages or counters behind, and a kill ends it promptly.
  */
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "gpubuf_helpers.h"
 #include "kselftest_harness.h"
@@ -133,6 +135,172 @@ TEST_F(memcg, limit_is_enomem_not_oom_kill)
 	EXPECT_EQ(peak, gb_stat("peak_bytes"));
 	/* Everything charged by the refused and the freed buffer is gone. */
 	EXPECT_GT(4 * SZ_1M, cg_current(self->path));
+}
+
+/* Allocate @size-byte buffers until the cgroup refuses; count them. */
+static int fill_cgroup(int dev, unsigned long long size)
+{
+	int fd, n = 0;
+
+	while ((fd = gb_alloc(dev, size)) >= 0)
+		n++;
+	return fd == -ENOMEM ? n : fd;
+}
+
+/*
+ * Mapping a buffer allocates page tables, charged to the caller's cgroup:
+ * 128 of them for 256 MiB. With the cgroup filled to its limit that charge
+ * cannot succeed; the child must get ENOMEM from mmap() and live on.
+ * Exit codes: 0 all good, 20 + n for the n-th failed expectation.
+ */
+static int child_maps_at_limit(const char *cg)
+{
+	const size_t len = 256 * SZ_1M;
+	void *p;
+	int dev, fd;
+
+	if (cg_write(cg, "cgroup.procs", "0"))
+		return 20;
+	dev = gb_open();
+	if (dev < 0)
+		return 21;
+	fd = gb_alloc(dev, len);
+	if (fd < 0)
+		return 22;
+	/* Whatever room is left, down to a page. */
+	if (fill_cgroup(dev, SZ_1M) < 0 || fill_cgroup(dev, SZ_4K) < 0)
+		return 23;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p != MAP_FAILED)
+		return 24;
+	if (errno != ENOMEM)
+		return 25;
+	return 0;
+}
+
+TEST_F(memcg, mmap_at_limit_is_enomem_not_oom_kill)
+{
+	unsigned long long buffers = gb_stat("live_buffers");
+	int status;
+	pid_t pid;
+
+	ASSERT_EQ(0, cg_write(self->path, "memory.max", "320M"));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		_exit(child_maps_at_limit(self->path));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status)) {
+		TH_LOG("child killed by signal %d", WTERMSIG(status));
+	}
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, cg_read_key(self->path, "memory.events", "oom_kill"));
+	EXPECT_EQ(buffers, gb_stat("live_buffers"));
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * Fork a child that maps @len bytes of @fd and waits to be killed. It
+ * reports on a pipe before mmap() (@before) or after it. SIGKILL it
+ * @delay seconds after that report; return the seconds from the kill to
+ * the child being reaped, or a negative value on failure.
+ */
+static double kill_mapping_child(int fd, size_t len, int before, double delay)
+{
+	double kill_at;
+	int go[2], status;
+	char byte;
+	pid_t pid;
+
+	if (pipe(go))
+		return -1;
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		void *p;
+
+		close(go[0]);
+		if (before && write(go[1], "g", 1) != 1)
+			_exit(1);
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (!before && (p == MAP_FAILED || write(go[1], "g", 1) != 1))
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(go[1]);
+	if (read(go[0], &byte, 1) != 1)
+		byte = 0;
+	close(go[0]);
+	usleep(delay * 1e6);
+	kill_at = now_s();
+	kill(pid, SIGKILL);
+	if (waitpid(pid, &status, 0) != pid || !WIFSIGNALED(status) || byte != 'g')
+		return -1;
+	return now_s() - kill_at;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+#define KILL_TRIALS 5
+
+/*
+ * mmap() inserts every page of a large buffer with mmap_lock held; a task
+ * killed meanwhile must stop there, not finish the whole range first.
+ * Each trial measures a full mmap(), the time a child that finished its
+ * mapping takes to die (tearing the mapping down), and the time a child
+ * killed a tenth of the way into its mmap() takes. Had mmap() run to the
+ * end, the last would exceed the second by most of a full mmap().
+ */
+TEST(killed_mmap_ends_promptly)
+{
+	unsigned long long buffers = gb_stat("live_buffers");
+	double full[KILL_TRIALS], mapped[KILL_TRIALS], mid[KILL_TRIALS];
+	size_t len = 768 * SZ_1M;
+	int dev, fd, i;
+	void *p;
+
+	if (len > gb_param("max_buffer_bytes"))
+		len = gb_param("max_buffer_bytes") & ~(SZ_1M - 1);
+	dev = gb_open();
+	ASSERT_LE(0, dev);
+	fd = gb_alloc(dev, len);
+	ASSERT_LE(0, fd);
+	for (i = 0; i < KILL_TRIALS; i++) {
+		full[i] = now_s();
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		full[i] = now_s() - full[i];
+		ASSERT_NE(MAP_FAILED, p);
+		munmap(p, len);
+		mapped[i] = kill_mapping_child(fd, len, 0, 0);
+		ASSERT_LE(0, mapped[i]);
+		mid[i] = kill_mapping_child(fd, len, 1, full[i] / 10);
+		ASSERT_LE(0, mid[i]);
+	}
+	qsort(full, KILL_TRIALS, sizeof(double), cmp_double);
+	qsort(mapped, KILL_TRIALS, sizeof(double), cmp_double);
+	qsort(mid, KILL_TRIALS, sizeof(double), cmp_double);
+	TH_LOG("%zu MiB, medians of %d: mmap %.3f s; death after mmap %.3f s, during mmap %.3f s",
+	       len >> 20, KILL_TRIALS, full[KILL_TRIALS / 2],
+	       mapped[KILL_TRIALS / 2], mid[KILL_TRIALS / 2]);
+	EXPECT_GT(mapped[KILL_TRIALS / 2] + full[KILL_TRIALS / 2] / 4,
+		  mid[KILL_TRIALS / 2]);
+	close(fd);
+	close(dev);
+	EXPECT_EQ(buffers, gb_stat("live_buffers"));
 }
 
 TEST(killed_allocation_leaves_nothing)

@@ -157,9 +157,14 @@ struct gpubuf_info {
  *           page is allocated)
  *   ENFILE  the system file table is full
  *
- * mmap() of the returned fd fails with:
+ * mmap() of the returned fd maps every page of the range before it returns
+ * (no MAP_POPULATE needed), and fails with:
  *   EINVAL  MAP_PRIVATE, or offset + length past the end of the buffer
  *   EACCES  protection not allowed by the fd's access mode
+ *   ENOMEM  no memory, or the caller's memory cgroup limit reached, for the
+ *           page tables of the mapping (the caller is not OOM-killed)
+ *   EINTR   a fatal signal arrived while mapping
+ * A failed mmap() leaves nothing mapped.
  */
 #define GPUBUF_IOC_ALLOC	_IOWR(GPUBUF_IOC_MAGIC, 0x01, struct gpubuf_alloc)
 
