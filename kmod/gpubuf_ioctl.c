@@ -70,8 +70,13 @@ static int gpubuf_alloc_validate(const struct gpubuf_alloc *req)
 		return -EINVAL;
 	if (req->flags & ~GPUBUF_ALLOC_VALID_FLAGS)
 		return -EINVAL;
+	/*
+	 * Write-only fds are refused: mmap() needs FMODE_READ, so such a
+	 * buffer could never be mapped, read or pinned by anyone.
+	 */
 	if (req->fd_flags & ~(O_CLOEXEC | O_ACCMODE) ||
-	    (req->fd_flags & O_ACCMODE) == O_ACCMODE)
+	    !((req->fd_flags & O_ACCMODE) == O_RDONLY ||
+	      (req->fd_flags & O_ACCMODE) == O_RDWR))
 		return -EINVAL;
 	if (req->numa_node == GPUBUF_NUMA_ANY) {
 		if (req->flags & GPUBUF_ALLOC_NUMA_STRICT)

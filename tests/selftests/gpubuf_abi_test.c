@@ -148,8 +148,10 @@ TEST(alloc_rejects_unknown_flags)
 
 TEST(alloc_rejects_bad_fd_flags)
 {
+	/* O_WRONLY: a dma-buf that can never be mmapped or read is no use. */
 	const uint32_t bad[] = { O_NONBLOCK, O_APPEND, O_ACCMODE, O_RDWR | O_TRUNC,
-				 O_CLOEXEC | O_DIRECT, 0x80000000u };
+				 O_CLOEXEC | O_DIRECT, 0x80000000u, O_WRONLY,
+				 O_WRONLY | O_CLOEXEC };
 	struct gpubuf_alloc req;
 	int dev = gb_open();
 	unsigned int i;

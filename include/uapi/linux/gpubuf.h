@@ -76,8 +76,9 @@ struct gpubuf_version {
  *             allocated (rounded up to the page size).
  * @flags:     in, GPUBUF_ALLOC_* bits.
  * @fd_flags:  in, flags of the returned fd: O_CLOEXEC and the access mode
- *             (O_RDONLY, O_WRONLY, O_RDWR) only. The access mode bounds what
- *             mmap() of the dma-buf may ask for.
+ *             O_RDONLY or O_RDWR only. The access mode bounds what mmap()
+ *             of the dma-buf may ask for; O_WRONLY is refused because mmap()
+ *             needs read access, so such a buffer could never be used.
  * @numa_node: in, GPUBUF_NUMA_ANY or an online NUMA node.
  * @fd:        in, must be 0; out, the new dma-buf file descriptor.
  * @reserved0: in, must be 0.
@@ -143,7 +144,7 @@ struct gpubuf_info {
  * Errors:
  *   EINVAL  size 0; size whose page rounding overflows 64 bits; unknown
  *           flags bit; fd_flags other than O_CLOEXEC and an access mode;
- *           access mode O_ACCMODE; numa_node neither GPUBUF_NUMA_ANY nor an
+ *           access mode O_WRONLY or O_ACCMODE; numa_node neither GPUBUF_NUMA_ANY nor an
  *           online node; GPUBUF_ALLOC_NUMA_STRICT with GPUBUF_NUMA_ANY
  *           or with a node that has no memory; non-zero fd or reserved
  *           field on input
