@@ -157,11 +157,18 @@ GPUBUF_EXPORT void *gpubuf_csr_values(const struct gpubuf_csr *csr)
 	return gpubuf_csr_at(csr, csr ? csr->values_offset : 0);
 }
 
+/*
+ * One load of entry i. The arrays live in shared memory by design: another
+ * thread, process or device may write them while we validate. A relaxed
+ * atomic load is a single access the compiler may neither repeat nor
+ * split, so a value checked is the value used.
+ */
 static int64_t gpubuf_index(const void *base, size_t i, bool wide)
 {
 	if (wide)
-		return ((const int64_t *)base)[i];
-	return ((const int32_t *)base)[i];
+		return __atomic_load_n((const int64_t *)base + i,
+				       __ATOMIC_RELAXED);
+	return __atomic_load_n((const int32_t *)base + i, __ATOMIC_RELAXED);
 }
 
 static int gpubuf_csr_fail(size_t *bad_row, size_t row, int err)
@@ -171,6 +178,13 @@ static int gpubuf_csr_fail(size_t *bad_row, size_t row, int err)
 	return err;
 }
 
+/*
+ * Each row pointer is read once and carried forward as the next row's
+ * start: reading row_ptr[r] again for row r could see a different value
+ * than the one checked as row r - 1's end (issue 7: a concurrent writer
+ * turned a checked 0 into a col_idx index of -100000000). The verdict is
+ * about one snapshot of each entry, not the array as a whole.
+ */
 GPUBUF_EXPORT int gpubuf_csr_validate(const struct gpubuf_csr *csr,
 				      unsigned int flags, size_t *bad_row)
 {
@@ -190,10 +204,11 @@ GPUBUF_EXPORT int gpubuf_csr_validate(const struct gpubuf_csr *csr,
 	nnz = (int64_t)csr->nnz;
 	cols = (int64_t)csr->cols;
 
-	if (gpubuf_index(rp, 0, wide) != 0)
+	lo = gpubuf_index(rp, 0, wide);
+	if (lo != 0)
 		return gpubuf_csr_fail(bad_row, 0, -EINVAL);
-	for (size_t r = 0; r < csr->rows; r++) {
-		lo = gpubuf_index(rp, r, wide);
+	for (size_t r = 0; r < csr->rows; r++, lo = hi) {
+		/* Invariant: 0 <= lo <= nnz, as checked. */
 		hi = gpubuf_index(rp, r + 1, wide);
 		if (hi < lo)
 			return gpubuf_csr_fail(bad_row, r, -EINVAL);
@@ -209,7 +224,8 @@ GPUBUF_EXPORT int gpubuf_csr_validate(const struct gpubuf_csr *csr,
 			prev = col;
 		}
 	}
-	if (gpubuf_index(rp, csr->rows, wide) != nnz)
+	/* lo is row_ptr[rows] as read and range-checked above. */
+	if (lo != nnz)
 		return gpubuf_csr_fail(bad_row, csr->rows, -EINVAL);
 	return 0;
 }

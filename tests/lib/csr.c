@@ -4,7 +4,9 @@
  * validation of good and of each kind of bad content.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "tap.h"
 
@@ -163,6 +165,102 @@ static int validate_rejects_each_defect(void)
 	return T_PASS;
 }
 
+/*
+ * Issue 7 item 8: validate read row_ptr[r] once as row r - 1's end and
+ * again as row r's start. A writer changing it in between (another
+ * thread, process or the GPU: these buffers are shared by design) made it
+ * index col_idx at -100000000 (SIGSEGV). Here a thread flips row pointers
+ * between good and wild values while validate runs in a loop, for a
+ * bounded time; every verdict must be one of the documented ones.
+ */
+/*
+ * Row T_RACE_LONG has T_RACE_COLS entries, every other row one, so a
+ * validator that reads row_ptr[T_RACE_LONG + 1] as that row's end and
+ * again, after scanning the row, as the next row's start gives the writer
+ * a wide window to change it in between.
+ */
+#define T_RACE_ROWS	64
+#define T_RACE_LONG	31
+#define T_RACE_COLS	4096
+#define T_RACE_NNZ	(T_RACE_ROWS - 1 + T_RACE_COLS)
+#define T_RACE_WILD	(-100000000)
+
+struct t_flipper {
+	int32_t *rp;
+	int32_t good;
+	int stop;
+	unsigned long flips;
+};
+
+static void *t_flip(void *arg)
+{
+	struct t_flipper *f = arg;
+	int32_t *p = &f->rp[T_RACE_LONG + 1];
+
+	while (!__atomic_load_n(&f->stop, __ATOMIC_RELAXED)) {
+		__atomic_store_n(p, T_RACE_WILD, __ATOMIC_RELAXED);
+		__atomic_store_n(p, f->good, __ATOMIC_RELAXED);
+		f->flips++;
+	}
+	return NULL;
+}
+
+static double t_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int validate_survives_concurrent_writer(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct t_flipper f = { 0 };
+	unsigned long runs = 0, ok = 0, bad = 0;
+	struct gpubuf_csr c;
+	int32_t *rp, *ci, n = 0;
+	pthread_t th;
+	double end;
+	int err = 0;
+
+	T_EQ(gpubuf_csr_alloc(ctx, T_RACE_ROWS, T_RACE_COLS, T_RACE_NNZ,
+			      GPUBUF_DTYPE_F32, GPUBUF_DTYPE_I32, &c), 0);
+	rp = gpubuf_csr_row_ptr(&c);
+	ci = gpubuf_csr_col_idx(&c);
+	for (int32_t r = 0; r < T_RACE_ROWS; r++) {
+		int32_t len = r == T_RACE_LONG ? T_RACE_COLS : 1;
+
+		rp[r] = n;
+		for (int32_t k = 0; k < len; k++)
+			ci[n++] = k;
+	}
+	rp[T_RACE_ROWS] = n;
+	T_EQ(n, T_RACE_NNZ);
+	T_EQ(gpubuf_csr_validate(&c, GPUBUF_CSR_CHECK_SORTED, NULL), 0);
+
+	f.rp = rp;
+	f.good = rp[T_RACE_LONG + 1];
+	T_EQ(pthread_create(&th, NULL, t_flip, &f), 0);
+	end = t_now() + 1.0;
+	while (runs < 1000000 && (runs % 256 || t_now() < end)) {
+		err = gpubuf_csr_validate(&c, GPUBUF_CSR_CHECK_SORTED, NULL);
+		if (err && err != -EINVAL && err != -ERANGE)
+			break;
+		runs++;
+		err ? bad++ : ok++;
+	}
+	__atomic_store_n(&f.stop, 1, __ATOMIC_RELAXED);
+	T_EQ(pthread_join(th, NULL), 0);
+	printf("# %lu validations (%lu valid, %lu invalid), %lu flips\n",
+	       runs, ok, bad, f.flips);
+	T_CHECK(err == 0 || err == -EINVAL || err == -ERANGE);
+	T_EQ(gpubuf_csr_validate(&c, GPUBUF_CSR_CHECK_SORTED, NULL), 0);
+	gpubuf_csr_release(&c);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
 static int view_checks_descriptor(void)
 {
 	struct gpubuf_ctx *ctx = t_open();
@@ -195,6 +293,7 @@ int main(void)
 		T_TEST(alloc_rejects_bad_arguments),
 		T_TEST(validate_accepts_good),
 		T_TEST(validate_rejects_each_defect),
+		T_TEST(validate_survives_concurrent_writer),
 		T_TEST(view_checks_descriptor),
 	};
 
