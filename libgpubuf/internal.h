@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "gpubuf.h"
 
@@ -64,6 +65,7 @@ struct gpubuf {
 	int fd;				/* dma-buf fd, -1 for memfd buffers */
 	void *ptr;
 	size_t size;			/* mapped bytes, page multiple */
+	uint64_t pool_id;		/* gpubuf_pool.id that made it, or 0 */
 	struct gpubuf *next;		/* pool free list link, pool lock */
 };
 

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #define GPUBUF_POOL_CLASSES		(sizeof(size_t) * 8)
 
 struct gpubuf_pool {
+	uint64_t id;			/* unique per process, never reused */
 	struct gpubuf_ctx *ctx;		/* borrowed; must outlive the pool */
 	struct gpubuf_alloc_opts alloc;
 	size_t max_cached;
@@ -47,6 +49,8 @@ static size_t gpubuf_pool_class(const struct gpubuf_pool *p, size_t size)
 	return c <= p->max_class ? c : 0;
 }
 
+static atomic_uint_fast64_t gpubuf_pool_ids = 1;	/* 0: no pool */
+
 /* Everything both versions of gpubuf_pool_create() agree on. */
 static int gpubuf_pool_new(struct gpubuf_ctx *ctx, size_t max_cached,
 			   size_t max_class,
@@ -71,6 +75,12 @@ static int gpubuf_pool_new(struct gpubuf_ctx *ctx, size_t max_cached,
 		free(p);
 		return err;
 	}
+	/*
+	 * Buffers are tagged with an id, not the pool's address: a new pool
+	 * at a destroyed one's address must not take that pool's buffers.
+	 */
+	p->id = atomic_fetch_add_explicit(&gpubuf_pool_ids, 1,
+					  memory_order_relaxed);
 	p->ctx = ctx;
 	p->alloc = *alloc;
 	p->max_cached = max_cached;
@@ -179,6 +189,7 @@ GPUBUF_EXPORT int gpubuf_pool_get(struct gpubuf_pool *p, size_t size,
 	GPUBUF_KEEP_ERRNO;
 	struct gpubuf *buf = NULL;
 	size_t cls;
+	int err;
 
 	if (!p || !bufp || !size)
 		return -EINVAL;
@@ -200,22 +211,34 @@ GPUBUF_EXPORT int gpubuf_pool_get(struct gpubuf_pool *p, size_t size,
 		return 0;
 	}
 	/* Above the largest class: an ordinary allocation, never cached. */
-	return gpubuf_alloc(p->ctx, cls ? cls : size, &p->alloc, bufp);
+	err = gpubuf_alloc(p->ctx, cls ? cls : size, &p->alloc, &buf);
+	if (err)
+		return err;
+	buf->pool_id = p->id;
+	*bufp = buf;
+	return 0;
 }
 
 /*
  * Takes over the caller's reference. Only a buffer nobody else references
  * is cached: a DLPack consumer or a second holder may still be using it.
+ * Only this pool's own buffers are accepted at all: one from another pool,
+ * context or gpubuf_alloc() has other allocation options, maybe another
+ * backend, and a later gpubuf_pool_get() would hand it out as ours.
  */
-GPUBUF_EXPORT int gpubuf_pool_put(struct gpubuf_pool *p, struct gpubuf *buf)
+int gpubuf_pool_put_v0_2(struct gpubuf_pool *p, struct gpubuf *buf);
+GPUBUF_SYMVER(gpubuf_pool_put_v0_2, "gpubuf_pool_put@@GPUBUF_0.2");
+GPUBUF_EXPORT int gpubuf_pool_put_v0_2(struct gpubuf_pool *p,
+				       struct gpubuf *buf)
 {
 	GPUBUF_KEEP_ERRNO;
 	bool keep;
 
 	if (!p || !buf)
 		return -EINVAL;
-	keep = gpubuf_refcount(buf) == 1 && !buf->flags &&
-	       buf->backend == p->ctx->backend &&
+	if (buf->pool_id != p->id)
+		return -EXDEV;		/* still the caller's */
+	keep = gpubuf_refcount(buf) == 1 &&
 	       gpubuf_pool_class(p, buf->size) == buf->size;
 	pthread_mutex_lock(&p->lock);
 	p->st.puts++;
@@ -231,6 +254,29 @@ GPUBUF_EXPORT int gpubuf_pool_put(struct gpubuf_pool *p, struct gpubuf *buf)
 	pthread_mutex_unlock(&p->lock);
 	if (!keep)
 		gpubuf_unref(buf);
+	return 0;
+}
+
+/*
+ * GPUBUF_0.1 promised to take over every buffer's reference. Programs
+ * linked then still have that promise kept; a foreign buffer is dropped,
+ * never cached.
+ */
+int gpubuf_pool_put_v0_1(struct gpubuf_pool *p, struct gpubuf *buf);
+GPUBUF_SYMVER(gpubuf_pool_put_v0_1, "gpubuf_pool_put@GPUBUF_0.1");
+GPUBUF_EXPORT int gpubuf_pool_put_v0_1(struct gpubuf_pool *p,
+				       struct gpubuf *buf)
+{
+	GPUBUF_KEEP_ERRNO;
+	int err = gpubuf_pool_put_v0_2(p, buf);
+
+	if (err != -EXDEV)
+		return err;
+	pthread_mutex_lock(&p->lock);
+	p->st.puts++;
+	p->st.drops++;
+	pthread_mutex_unlock(&p->lock);
+	gpubuf_unref(buf);
 	return 0;
 }
 

@@ -42,6 +42,8 @@ GPUBUF_EXPORT const char *gpubuf_strerror(int err)
 		return "buffer is mapped read-only";
 	case EOPNOTSUPP:
 		return "not supported by this backend or build";
+	case EXDEV:
+		return "buffer does not belong to this pool";
 	case ENODEV:
 		return "no gpubuf driver in use (memfd backend)";
 	}

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * Description: buffer pool size classes, reuse, the idle-byte bound, and
- * a thread-safety smoke test of pool get/put and plain alloc/ref/unref.
+ * Description: buffer pool size classes, reuse, the idle-byte bound,
+ * option structures and their versions, refusal of buffers the pool did
+ * not allocate (and the 0.1 put that takes them), and a thread-safety
+ * smoke test of pool get/put and plain alloc/ref/unref.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -83,12 +85,12 @@ static int idle_bytes_are_bounded(void)
 	return T_PASS;
 }
 
-static int shared_or_foreign_buffers_not_cached(void)
+static int shared_buffers_not_cached(void)
 {
 	struct gpubuf_ctx *ctx = t_open();
 	struct gpubuf_pool_stats st;
 	struct gpubuf_pool *pool;
-	struct gpubuf *a, *odd;
+	struct gpubuf *a;
 
 	T_EQ(gpubuf_pool_create(ctx, NULL, &pool), 0);
 	T_EQ(gpubuf_pool_get(pool, t_ps(), &a), 0);
@@ -97,14 +99,97 @@ static int shared_or_foreign_buffers_not_cached(void)
 	T_EQ(gpubuf_refcount(a), 1);
 	gpubuf_pool_stats(pool, &st);
 	T_EQ(st.cached_buffers, 0);
+	T_EQ(st.drops, 1);
 	gpubuf_unref(a);
-	T_EQ(gpubuf_alloc(ctx, 3 * t_ps(), NULL, &odd), 0);	/* no class */
-	T_EQ(gpubuf_pool_put(pool, odd), 0);
-	gpubuf_pool_stats(pool, &st);
-	T_EQ(st.cached_buffers, 0);
-	T_EQ(st.drops, 2);
 	T_EQ(gpubuf_pool_put(pool, NULL), -EINVAL);
 	T_EQ(gpubuf_pool_get(pool, 0, &a), -EINVAL);
+	gpubuf_pool_destroy(pool);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+/*
+ * Issue 7 item 9: put accepted any buffer and cached it, so a buffer from
+ * gpubuf_alloc(), another pool or another context (other allocation
+ * options, maybe another backend) came back out of gpubuf_pool_get().
+ * Such a buffer is refused with -EXDEV and stays the caller's.
+ */
+static int foreign_buffers_refused(void)
+{
+	struct gpubuf_ctx *ctx = t_open(), *ctx2 = t_open();
+	struct gpubuf_pool *pool, *other, *pool2;
+	struct gpubuf *mine, *plain, *theirs, *far, *b;
+	struct gpubuf_pool_stats st;
+
+	T_EQ(gpubuf_pool_create(ctx, NULL, &pool), 0);
+	T_EQ(gpubuf_pool_create(ctx, NULL, &other), 0);
+	T_EQ(gpubuf_pool_create(ctx2, NULL, &pool2), 0);
+	T_EQ(gpubuf_pool_get(pool, t_ps(), &mine), 0);
+	T_EQ(gpubuf_alloc(ctx, t_ps(), NULL, &plain), 0);	/* a class size */
+	T_EQ(gpubuf_pool_get(other, t_ps(), &theirs), 0);
+	T_EQ(gpubuf_pool_get(pool2, t_ps(), &far), 0);
+
+	T_EQ(gpubuf_pool_put(pool, plain), -EXDEV);
+	T_EQ(gpubuf_pool_put(pool, theirs), -EXDEV);
+	T_EQ(gpubuf_pool_put(pool, far), -EXDEV);
+	/* Untouched, still the caller's: usable, one reference. */
+	T_EQ(gpubuf_refcount(plain), 1);
+	T_EQ(gpubuf_refcount(theirs), 1);
+	((volatile char *)gpubuf_ptr(plain))[0] = 1;
+	gpubuf_pool_stats(pool, &st);
+	T_EQ(st.puts, 0);
+	T_EQ(st.cached_buffers, 0);
+	/* So the pool hands out only what it allocated. */
+	T_EQ(gpubuf_pool_put(pool, mine), 0);
+	T_EQ(gpubuf_pool_get(pool, t_ps(), &b), 0);
+	T_CHECK(b == mine);
+	T_EQ(gpubuf_pool_get(pool, t_ps(), &b), 0);
+	T_CHECK(b != plain && b != theirs && b != far);
+	T_EQ(gpubuf_pool_put(pool, b), 0);
+	T_EQ(gpubuf_pool_put(pool, mine), 0);
+	T_EQ(gpubuf_pool_put(other, theirs), 0);	/* its own pool */
+	T_EQ(gpubuf_pool_put(pool2, far), 0);
+	gpubuf_unref(plain);
+	gpubuf_pool_destroy(pool);
+	/* A new pool, maybe at the old one's address, is another pool. */
+	T_EQ(gpubuf_pool_create(ctx, NULL, &pool), 0);
+	T_EQ(gpubuf_pool_get(other, t_ps(), &b), 0);
+	gpubuf_pool_destroy(other);
+	T_EQ(gpubuf_pool_put(pool, b), -EXDEV);
+	gpubuf_unref(b);
+	gpubuf_pool_destroy(pool);
+	gpubuf_pool_destroy(pool2);
+	gpubuf_close(ctx2);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+/* GPUBUF_0.1's put, as programs linked then get it: takes every buffer. */
+int gpubuf_pool_put_v0_1(struct gpubuf_pool *pool, struct gpubuf *buf);
+
+static int v0_1_put_takes_foreign_buffers(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_pool_stats st;
+	struct gpubuf_pool *pool;
+	struct gpubuf *plain, *b;
+
+	T_EQ(gpubuf_pool_create(ctx, NULL, &pool), 0);
+	T_EQ(gpubuf_alloc(ctx, t_ps(), NULL, &plain), 0);
+	gpubuf_ref(plain);			/* to watch it */
+	T_EQ(gpubuf_pool_put_v0_1(pool, plain), 0);
+	T_EQ(gpubuf_refcount(plain), 1);	/* reference taken, dropped */
+	gpubuf_pool_stats(pool, &st);
+	T_EQ(st.puts, 1);
+	T_EQ(st.drops, 1);
+	T_EQ(st.cached_buffers, 0);		/* but never cached */
+	T_EQ(gpubuf_pool_get(pool, t_ps(), &b), 0);
+	T_CHECK(b != plain);
+	T_EQ(gpubuf_pool_put_v0_1(pool, b), 0);	/* own buffers as before */
+	gpubuf_pool_stats(pool, &st);
+	T_EQ(st.cached_buffers, 1);
+	T_EQ(gpubuf_pool_put_v0_1(pool, NULL), -EINVAL);
+	gpubuf_unref(plain);
 	gpubuf_pool_destroy(pool);
 	gpubuf_close(ctx);
 	return T_PASS;
@@ -357,7 +442,9 @@ int main(void)
 	static const struct t_test tests[] = {
 		T_TEST(put_buffer_is_reused),
 		T_TEST(idle_bytes_are_bounded),
-		T_TEST(shared_or_foreign_buffers_not_cached),
+		T_TEST(shared_buffers_not_cached),
+		T_TEST(foreign_buffers_refused),
+		T_TEST(v0_1_put_takes_foreign_buffers),
 		T_TEST(create_checks_options),
 		T_TEST(alloc_opts_are_separate),
 		T_TEST(v0_1_layout_still_served),
