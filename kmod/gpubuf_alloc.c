@@ -49,9 +49,15 @@ static const unsigned int gpubuf_orders[] = {
 static u64 gpubuf_max_buffer_bytes;
 static u64 gpubuf_max_total_bytes;
 
+/*
+ * @reserved_bytes counts live buffers plus allocations in progress and is
+ * what max_total_bytes limits; @live_bytes and @peak_bytes count only
+ * buffers that exist, so a request that fails never shows in them.
+ */
 static struct {
 	atomic64_t live_buffers;
 	atomic64_t live_bytes;
+	atomic64_t reserved_bytes;
 	atomic64_t peak_bytes;
 	atomic64_t failed_allocs;
 } gpubuf_stats;
@@ -162,18 +168,18 @@ static int gpubuf_reserve(u64 bytes)
 {
 	if (bytes > READ_ONCE(gpubuf_max_buffer_bytes))
 		return -EFBIG;
-	if (atomic64_add_return(bytes, &gpubuf_stats.live_bytes) >
+	if (atomic64_add_return(bytes, &gpubuf_stats.reserved_bytes) >
 	    READ_ONCE(gpubuf_max_total_bytes)) {
-		atomic64_sub(bytes, &gpubuf_stats.live_bytes);
+		atomic64_sub(bytes, &gpubuf_stats.reserved_bytes);
 		return -ENOSPC;
 	}
 	return 0;
 }
 
-/* Only buffers that exist count towards the peak, not refused requests. */
-static void gpubuf_update_peak(void)
+/* A buffer of @bytes now exists: count it and raise the peak. */
+static void gpubuf_account_live(u64 bytes)
 {
-	u64 live = atomic64_read(&gpubuf_stats.live_bytes);
+	u64 live = atomic64_add_return(bytes, &gpubuf_stats.live_bytes);
 	u64 peak = atomic64_read(&gpubuf_stats.peak_bytes);
 
 	while (live > peak) {
@@ -187,7 +193,7 @@ static void gpubuf_update_peak(void)
 
 static void gpubuf_unreserve(u64 bytes)
 {
-	atomic64_sub(bytes, &gpubuf_stats.live_bytes);
+	atomic64_sub(bytes, &gpubuf_stats.reserved_bytes);
 }
 
 /*
@@ -319,7 +325,7 @@ struct gpubuf_buffer *gpubuf_buffer_create(u64 size, u64 flags, int numa_node)
 		goto err_free_array;
 
 	atomic64_inc(&gpubuf_stats.live_buffers);
-	gpubuf_update_peak();
+	gpubuf_account_live(size);
 	return buf;
 
 err_free_array:
@@ -349,5 +355,6 @@ void gpubuf_buffer_destroy(struct gpubuf_buffer *buf)
 	mutex_destroy(&buf->lock);
 	kfree(buf);
 	atomic64_dec(&gpubuf_stats.live_buffers);
+	atomic64_sub(bytes, &gpubuf_stats.live_bytes);
 	gpubuf_unreserve(bytes);
 }

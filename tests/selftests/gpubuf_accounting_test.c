@@ -137,6 +137,59 @@ TEST_F(memcg, limit_is_enomem_not_oom_kill)
 	EXPECT_GT(4 * SZ_1M, cg_current(self->path));
 }
 
+/*
+ * A child in the cgroup asks again and again for @big bytes, which the
+ * cgroup refuses after charging its limit; the parent allocates small
+ * buffers meanwhile. Each refused request holds its reservation against
+ * max_total_bytes while it fails, but it never existed: peak_bytes must
+ * not see it.
+ */
+TEST_F(memcg, refused_requests_never_reach_the_peak)
+{
+	unsigned long long max_buf = gb_param("max_buffer_bytes");
+	unsigned long long max_total = gb_param("max_total_bytes");
+	unsigned long long ram = gb_mem_total();
+	unsigned long long big, peak;
+	int dev, status, small = 0;
+	pid_t pid;
+
+	dev = gb_open();
+	ASSERT_LE(0, dev);
+	big = (gb_stat("peak_bytes") + 256 * SZ_1M) & ~(SZ_1M - 1);
+	ASSERT_GT(ram, big + gb_stat("live_bytes") + 64 * SZ_1M);
+	ASSERT_EQ(0, gb_set_param("max_buffer_bytes", ram));
+	ASSERT_EQ(0, gb_set_param("max_total_bytes", ram));
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int i, ret = 0;
+
+		if (cg_write(self->path, "cgroup.procs", "0"))
+			_exit(30);
+		for (i = 0; i < 20 && !ret; i++)
+			ret = gb_alloc(dev, big) == -ENOMEM ? 0 : 31;
+		_exit(ret);
+	}
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		int fd = gb_alloc(dev, SZ_4K);
+
+		small += fd >= 0;
+		close(fd);
+	}
+	peak = gb_stat("peak_bytes");
+	EXPECT_EQ(0, gb_set_param("max_buffer_bytes", max_buf));
+	EXPECT_EQ(0, gb_set_param("max_total_bytes", max_total));
+	close(dev);
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_LT(0, small);
+	EXPECT_GT(big, peak) {
+		TH_LOG("peak %llu after %d small buffers beside refused %llu-byte requests",
+		       peak, small, big);
+	}
+}
+
 /* Allocate @size-byte buffers until the cgroup refuses; count them. */
 static int fill_cgroup(int dev, unsigned long long size)
 {
