@@ -14,9 +14,11 @@
 #include <linux/gfp.h>
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
+#include <linux/overflow.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/sysfs.h>
+#include <linux/vmalloc.h>
 
 #include <linux/gpubuf.h>
 
@@ -68,8 +70,8 @@ static u64 gpubuf_ram_bytes(void)
 }
 
 /*
- * The page array of one buffer is a kvmalloc'ed array, which may not exceed
- * INT_MAX bytes: about 1 TiB of 4 KiB pages.
+ * The page array of one buffer is kept within INT_MAX bytes, the bound
+ * kvmalloc() sets for such arrays: about 1 TiB of 4 KiB pages.
  */
 #define GPUBUF_MAX_BUFFER_PAGES ((u64)INT_MAX / sizeof(struct page *))
 
@@ -283,6 +285,25 @@ err_free:
 	return fatal_signal_pending(current) ? -EINTR : -ENOMEM;
 }
 
+/*
+ * The page array: small ones from kmalloc, which serves orders up to
+ * PAGE_ALLOC_COSTLY_ORDER without effort, larger ones from vmalloc.
+ * kvmalloc() would try kmalloc first at any size, and with
+ * __GFP_RETRY_MAYFAIL (needed so that a cgroup limit is ENOMEM, not an OOM
+ * kill) that attempt reclaims and compacts hard for a physically
+ * contiguous array nobody needs, using up the high-order pages that the
+ * buffer itself wants next. Freed with kvfree().
+ */
+static struct page **gpubuf_page_array_alloc(unsigned long nr_pages)
+{
+	size_t bytes = array_size(nr_pages, sizeof(struct page *));
+	gfp_t gfp = GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN;
+
+	if (bytes <= PAGE_SIZE << PAGE_ALLOC_COSTLY_ORDER)
+		return kmalloc(bytes, gfp);
+	return __vmalloc(bytes, gfp);
+}
+
 /**
  * gpubuf_buffer_create() - allocate a zeroed buffer within the limits
  * @size:      bytes, already a non-zero multiple of PAGE_SIZE
@@ -312,9 +333,7 @@ struct gpubuf_buffer *gpubuf_buffer_create(u64 size, u64 flags, int numa_node)
 	mutex_init(&buf->lock);
 	INIT_LIST_HEAD(&buf->attachments);
 
-	buf->pages = kvmalloc_array(buf->nr_pages, sizeof(*buf->pages),
-				    GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL |
-				    __GFP_NOWARN);
+	buf->pages = gpubuf_page_array_alloc(buf->nr_pages);
 	if (!buf->pages) {
 		ret = -ENOMEM;
 		goto err_free_buf;

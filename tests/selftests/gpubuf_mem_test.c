@@ -97,6 +97,46 @@ TEST(large_buffer_uses_few_chunks)
 	close(dev);
 }
 
+/* Lines of /proc/vmallocinfo allocated from gpubuf's code. */
+static int gpubuf_vmallocs(void)
+{
+	char line[512];
+	FILE *f = fopen("/proc/vmallocinfo", "r");
+	int n = 0;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, " [gpubuf]") && strstr(line, " vmalloc");
+	fclose(f);
+	return n;
+}
+
+/*
+ * A 64 MiB buffer needs a 128 KiB page array. It must come from vmalloc:
+ * a high-order kmalloc with __GFP_RETRY_MAYFAIL reclaims and compacts hard
+ * for contiguity nobody needs, and takes the high-order pages the buffer
+ * itself wants. A small buffer's array stays a cheap kmalloc.
+ */
+TEST(large_page_array_is_vmalloced)
+{
+	int dev = gb_open(), before, fd, small;
+
+	ASSERT_LE(0, dev);
+	before = gpubuf_vmallocs();
+	ASSERT_LE(0, before);
+	small = gb_alloc(dev, 64 * SZ_4K);
+	ASSERT_LE(0, small);
+	EXPECT_EQ(before, gpubuf_vmallocs());
+	fd = gb_alloc(dev, 64 * SZ_1M);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(before + 1, gpubuf_vmallocs());
+	close(fd);
+	close(small);
+	EXPECT_EQ(before, gpubuf_vmallocs());
+	close(dev);
+}
+
 TEST(mmap_write_read_round_trip)
 {
 	const size_t len = 4 * SZ_1M;
