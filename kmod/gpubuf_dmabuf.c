@@ -63,7 +63,12 @@ static int gpubuf_dmabuf_attach(struct dma_buf *dmabuf,
 	struct gpubuf_attachment *a;
 	int ret;
 
-	a = kzalloc(sizeof(*a), GFP_KERNEL);
+	/*
+	 * The attachment and its scatterlist (one entry per segment: 64 KiB
+	 * segments cost 0.05% of the buffer per importer) are charged to the
+	 * importing task's memory cgroup, like the buffer to the allocator's.
+	 */
+	a = kzalloc(sizeof(*a), GFP_KERNEL_ACCOUNT);
 	if (!a)
 		return -ENOMEM;
 
@@ -72,7 +77,7 @@ static int gpubuf_dmabuf_attach(struct dma_buf *dmabuf,
 						buf->nr_pages, 0,
 						gpubuf_buffer_bytes(buf),
 						gpubuf_max_segment(attachment->dev),
-						GFP_KERNEL);
+						GFP_KERNEL_ACCOUNT);
 	if (ret) {
 		kfree(a);
 		return ret;

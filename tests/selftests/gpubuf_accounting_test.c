@@ -190,6 +190,47 @@ TEST_F(memcg, refused_requests_never_reach_the_peak)
 	}
 }
 
+/* Lets each vgem file of the import test import the buffer once. */
+#define IMPORTERS 32
+
+/*
+ * Each importer's attachment carries its own scatterlist: for a 64 MiB
+ * buffer mapped in vgem's 64 KiB segments, 1024 entries of 32 bytes. It is
+ * memory the importer made the kernel allocate, charged to the importing
+ * task's cgroup like the buffer to the allocating one's.
+ */
+TEST_F(memcg, importer_scatterlists_are_charged)
+{
+	int vgem[IMPORTERS], dev, fd, i, n = 0;
+	unsigned long long before, after;
+	uint32_t handle;
+
+	ASSERT_EQ(0, cg_write(self->path, "memory.max", "max"));
+	ASSERT_EQ(0, cg_write(self->path, "cgroup.procs", "0"));
+	dev = gb_open();
+	ASSERT_LE(0, dev);
+	fd = gb_alloc(dev, 64 * SZ_1M);
+	ASSERT_LE(0, fd);
+	for (i = 0; i < IMPORTERS; i++) {
+		vgem[i] = vgem_open();
+		ASSERT_LE(0, vgem[i]);
+	}
+	before = cg_current(self->path);
+	for (i = 0; i < IMPORTERS; i++)
+		n += !vgem_import(vgem[i], fd, &handle);
+	after = cg_current(self->path);
+	for (i = 0; i < IMPORTERS; i++)
+		close(vgem[i]);
+	close(fd);
+	close(dev);
+	ASSERT_EQ(0, gb_write_str(CGROOT "/cgroup.procs", "0"));
+	ASSERT_EQ(IMPORTERS, n);
+	/* 32 x 32 KiB of scatterlists; allow for slab and stock rounding. */
+	EXPECT_LE(before + IMPORTERS * 24 * 1024ULL, after) {
+		TH_LOG("%d imports charged %llu bytes", n, after - before);
+	}
+}
+
 /* Allocate @size-byte buffers until the cgroup refuses; count them. */
 static int fill_cgroup(int dev, unsigned long long size)
 {
