@@ -71,7 +71,14 @@ static int gpubuf_dl_dtype(enum gpubuf_dtype d, DLDataType *out)
 /*
  * Fill the DLTensor. data is the page-aligned buffer base and byte_offset
  * locates element (0,0): dlpack.h asks for an aligned data pointer with
- * the offset carried separately.
+ * the offset carried separately. A tensor without elements gets data NULL
+ * and byte_offset 0, as dlpack.h asks for size-zero tensors: an empty
+ * view's offset may be the end of its buffer, which is no address to give.
+ *
+ * All three device types are host memory, whose device_id dlpack.h fixes
+ * at 0. kDLCUDAHost and kDLROCMHost are labels only: nothing here
+ * registers the pages with CUDA or ROCm, the caller must have (see
+ * gpubuf_matrix_to_dlpack.3).
  */
 static int gpubuf_dl_fill(struct gpubuf_dl *dl, DLTensor *t,
 			  const struct gpubuf_matrix *m, int device_type,
@@ -82,7 +89,7 @@ static int gpubuf_dl_fill(struct gpubuf_dl *dl, DLTensor *t,
 	if (device_type != kDLCPU && device_type != kDLCUDAHost &&
 	    device_type != kDLROCMHost)
 		return -EINVAL;
-	if (device_id < 0 || (device_type == kDLCPU && device_id != 0))
+	if (device_id != 0)
 		return -EINVAL;
 	err = gpubuf_matrix_check(m);
 	if (err)
@@ -97,8 +104,13 @@ static int gpubuf_dl_fill(struct gpubuf_dl *dl, DLTensor *t,
 	/* Strides count elements, not bytes. */
 	dl->strides[0] = m->layout == GPUBUF_ROW_MAJOR ? (int64_t)m->ld : 1;
 	dl->strides[1] = m->layout == GPUBUF_ROW_MAJOR ? 1 : (int64_t)m->ld;
-	t->data = m->buf->ptr;
-	t->byte_offset = m->offset;
+	if (m->rows && m->cols) {
+		t->data = m->buf->ptr;
+		t->byte_offset = m->offset;
+	} else {
+		t->data = NULL;
+		t->byte_offset = 0;
+	}
 	t->device.device_type = (DLDeviceType)device_type;
 	t->device.device_id = device_id;
 	t->ndim = 2;
@@ -159,6 +171,7 @@ GPUBUF_EXPORT int gpubuf_matrix_to_dlpack_versioned(
 	const struct gpubuf_matrix *m, int device_type, int device_id,
 	struct DLManagedTensorVersioned **out)
 {
+	GPUBUF_KEEP_ERRNO;
 	struct gpubuf_dl *dl;
 	int err;
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Description: DLPack export: shape, element strides, byte offset, dtype
- * and device mapping, and that the tensor holds a buffer reference until
- * its deleter runs.
+ * and device mapping, NULL data for empty tensors, errno left alone, and
+ * that the tensor holds a buffer reference until its deleter runs.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -55,11 +55,11 @@ static int col_major_tensor_and_transpose(void)
 	T_EQ(gpubuf_matrix_alloc(ctx, GPUBUF_DTYPE_F64, 9, 4,
 				 GPUBUF_COL_MAJOR, 128, &m), 0);
 	T_EQ(m.ld, 16);
-	T_EQ(gpubuf_matrix_to_dlpack(&m, kDLCUDAHost, 3, &t), 0);
+	T_EQ(gpubuf_matrix_to_dlpack(&m, kDLCUDAHost, 0, &t), 0);
 	T_EQ(t->dl_tensor.strides[0], 1);
 	T_EQ(t->dl_tensor.strides[1], 16);
 	T_EQ(t->dl_tensor.device.device_type, kDLCUDAHost);
-	T_EQ(t->dl_tensor.device.device_id, 3);
+	T_EQ(t->dl_tensor.device.device_id, 0);
 	t->deleter(t);
 	T_EQ(gpubuf_matrix_transpose(&m, &tr), 0);
 	T_EQ(gpubuf_matrix_to_dlpack(&tr, kDLROCMHost, 0, &t), 0);
@@ -137,6 +137,117 @@ static int rejects_bad_device_and_matrix(void)
 	return T_PASS;
 }
 
+/*
+ * Issue 7 item 10: host memory has device_id 0 in DLPack ("for vanilla
+ * CPU memory, pinned memory, or managed memory, this is set to 0"), but
+ * kDLCUDAHost and kDLROCMHost took any id.
+ */
+static int host_device_id_is_zero(void)
+{
+	static const int types[] = { kDLCPU, kDLCUDAHost, kDLROCMHost };
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_matrix m;
+	DLManagedTensor *t = (DLManagedTensor *)&t;
+
+	T_EQ(gpubuf_matrix_alloc(ctx, GPUBUF_DTYPE_F32, 2, 2,
+				 GPUBUF_ROW_MAJOR, 0, &m), 0);
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		T_EQ(gpubuf_matrix_to_dlpack(&m, types[i], 1, &t), -EINVAL);
+		T_EQ(gpubuf_matrix_to_dlpack(&m, types[i], 3, &t), -EINVAL);
+		T_EQ(gpubuf_matrix_to_dlpack(&m, types[i], -1, &t), -EINVAL);
+		T_CHECK(t == (DLManagedTensor *)&t);
+		/* A label only: same pointer, nothing registered or moved. */
+		T_EQ(gpubuf_matrix_to_dlpack(&m, types[i], 0, &t), 0);
+		T_EQ(t->dl_tensor.device.device_type, types[i]);
+		T_EQ(t->dl_tensor.device.device_id, 0);
+		T_CHECK(t->dl_tensor.data == gpubuf_ptr(m.buf));
+		t->deleter(t);
+		t = (DLManagedTensor *)&t;
+	}
+	T_EQ(gpubuf_refcount(m.buf), 1);
+	gpubuf_matrix_release(&m);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+/*
+ * Issue 7 item 10: a view without elements exported data = buffer base
+ * and byte_offset = its offset, which may be the end of the buffer.
+ * dlpack.h: "if the tensor is of size zero, then the data pointer should
+ * be set to NULL".
+ */
+static int empty_tensor_has_null_data(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_matrix m, e;
+	DLManagedTensor *t;
+
+	T_EQ(gpubuf_matrix_alloc(ctx, GPUBUF_DTYPE_F64, 4, 3,
+				 GPUBUF_ROW_MAJOR, 0, &m), 0);
+	T_EQ(gpubuf_matrix_sub(&m, 1, 1, 0, 2, &e), 0);	/* 0 x 2 */
+	T_EQ(gpubuf_matrix_to_dlpack(&e, kDLCPU, 0, &t), 0);
+	T_CHECK(t->dl_tensor.data == NULL);
+	T_EQ(t->dl_tensor.byte_offset, 0);
+	T_EQ(t->dl_tensor.shape[0], 0);
+	T_EQ(t->dl_tensor.shape[1], 2);
+	T_EQ(gpubuf_refcount(m.buf), 2);	/* still holds the buffer */
+	t->deleter(t);
+	/* An empty view at the very end of its buffer. */
+	T_EQ(gpubuf_matrix_view(m.buf, gpubuf_size(m.buf), GPUBUF_DTYPE_F64,
+				3, 0, 3, GPUBUF_COL_MAJOR, &e), 0);
+	T_EQ(gpubuf_matrix_to_dlpack(&e, kDLCPU, 0, &t), 0);
+	T_CHECK(t->dl_tensor.data == NULL);
+	T_EQ(t->dl_tensor.byte_offset, 0);
+	t->deleter(t);
+#if defined(DLPACK_MAJOR_VERSION) && DLPACK_MAJOR_VERSION >= 1
+	{
+		struct DLManagedTensorVersioned *v;
+
+		T_EQ(gpubuf_matrix_to_dlpack_versioned(&e, kDLCPU, 0, &v), 0);
+		T_CHECK(v->dl_tensor.data == NULL);
+		T_EQ(v->dl_tensor.byte_offset, 0);
+		v->deleter(v);
+	}
+#endif
+	gpubuf_matrix_release(&m);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+/* Both exports promise to leave errno alone, failing or not. */
+static int exports_leave_errno_alone(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct DLManagedTensorVersioned *v;
+	struct gpubuf_matrix m;
+	DLManagedTensor *t;
+	int err;
+
+	T_EQ(gpubuf_matrix_alloc(ctx, GPUBUF_DTYPE_F32, 2, 2,
+				 GPUBUF_ROW_MAJOR, 0, &m), 0);
+	errno = 4242;
+	T_EQ(gpubuf_matrix_to_dlpack(&m, kDLCPU, 7, &t), -EINVAL);
+	T_EQ(gpubuf_matrix_to_dlpack_versioned(&m, kDLCPU, 7, &v),
+#if defined(DLPACK_MAJOR_VERSION) && DLPACK_MAJOR_VERSION >= 1
+	     -EINVAL);
+#else
+	     -EOPNOTSUPP);
+#endif
+	T_EQ(gpubuf_matrix_to_dlpack(&m, kDLCPU, 0, &t), 0);
+	t->deleter(t);
+	err = gpubuf_matrix_to_dlpack_versioned(&m, kDLCPU, 0, &v);
+#if defined(DLPACK_MAJOR_VERSION) && DLPACK_MAJOR_VERSION >= 1
+	T_EQ(err, 0);
+	v->deleter(v);
+#else
+	T_EQ(err, -EOPNOTSUPP);
+#endif
+	T_EQ(errno, 4242);
+	gpubuf_matrix_release(&m);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
 static int versioned_matches_build(void)
 {
 	struct gpubuf_ctx *ctx = t_open();
@@ -170,6 +281,9 @@ int main(void)
 		T_TEST(col_major_tensor_and_transpose),
 		T_TEST(dtype_mapping),
 		T_TEST(rejects_bad_device_and_matrix),
+		T_TEST(host_device_id_is_zero),
+		T_TEST(empty_tensor_has_null_data),
+		T_TEST(exports_leave_errno_alone),
 		T_TEST(versioned_matches_build),
 	};
 
