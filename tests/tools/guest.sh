@@ -77,8 +77,8 @@ fi
 
 run alloc "$bench" alloc --sizes 1M,4M --reps 2 --csv
 [ "$(rc alloc)" = 0 ] && [ "$(csv_ok "$tmp/alloc.out" alloc)" = 4 ] &&
-	grep -qE '^ratio,alloc_gpubuf_vs_anon_populate_mlock,gpubuf,4194304,0,0,-1,ratio,[0-9.e+-]+,.*,ok,$' "$tmp/alloc.out"
-result $? "alloc: gpubuf and anon_populate_mlock measured at two sizes, ratio at 4 MiB" "$tmp/alloc.out"
+	grep -qE '^ratio,alloc_gpubuf_vs_anon_mlock,gpubuf,4194304,0,0,-1,ratio,[0-9.e+-]+,.*,ok,$' "$tmp/alloc.out"
+result $? "alloc: gpubuf and anon_mlock measured at two sizes, ratio at 4 MiB" "$tmp/alloc.out"
 
 # The cap: a size above max_buffer_bytes is a skipped row, not an error.
 old=$(cat "$params/max_buffer_bytes")
@@ -87,7 +87,7 @@ if echo 1048576 >"$params/max_buffer_bytes" 2>/dev/null; then
 	echo "$old" >"$params/max_buffer_bytes"
 	[ "$(rc cap)" = 0 ] && [ "$(csv_ok "$tmp/cap.out" alloc)" = 2 ] &&
 		grep -q '^alloc,alloc_map_touch,gpubuf,4194304,.*,skipped,4 MiB above max_buffer_bytes (1 MiB)$' "$tmp/cap.out" &&
-		grep -q '^ratio,alloc_gpubuf_vs_anon_populate_mlock,gpubuf,4194304,.*,unavailable,gpubuf at 4 MiB skipped: 4 MiB above max_buffer_bytes (1 MiB)$' "$tmp/cap.out"
+		grep -q '^ratio,alloc_gpubuf_vs_anon_mlock,gpubuf,4194304,.*,unavailable,gpubuf at 4 MiB skipped: 4 MiB above max_buffer_bytes (1 MiB)$' "$tmp/cap.out"
 	result $? "alloc skips sizes above max_buffer_bytes; the 4 MiB ratio says why it is unavailable" "$tmp/cap.out"
 else
 	skip "alloc skips sizes above max_buffer_bytes with the reason" "cannot write $params/max_buffer_bytes"

@@ -30,7 +30,7 @@ void bench_usage(FILE *f)
 "  host    read/write/copy bandwidth: gpubuf vs malloc vs mlock'd anonymous\n"
 "          vs hugetlb memory, over a size sweep\n"
 "  alloc   allocate + map + first touch, seconds per GiB: gpubuf vs\n"
-"          mmap(MAP_POPULATE) + mlock\n"
+"          anonymous mmap + mlock (one populating walk each)\n"
 "  drm     PRIME import latency of gpubuf dma-bufs into a DRM device\n"
 "          (module backend only)\n"
 "  cuda    CUDA driver probe (libcuda.so.1, dlopen)\n"

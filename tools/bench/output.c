@@ -120,7 +120,7 @@ static int ratios(const struct bench *b, struct ratio *out)
 			ratio_one(b, MODE_HOST, ops[o], dens[d], &out[n++]);
 	if (b->ratio_size[MODE_ALLOC])
 		ratio_one(b, MODE_ALLOC, "alloc_map_touch",
-			  "anon_populate_mlock", &out[n++]);
+			  "anon_mlock", &out[n++]);
 	return n;
 }
 
