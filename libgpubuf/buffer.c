@@ -22,6 +22,9 @@
 #ifndef DMA_BUF_MAGIC
 #define DMA_BUF_MAGIC 0x444d4142	/* "DMAB", stable since dma-buf got its own fs */
 #endif
+#ifndef MFD_NOEXEC_SEAL
+#define MFD_NOEXEC_SEAL 0x0008U		/* Linux 6.3, <linux/memfd.h> */
+#endif
 
 /*
  * Extensible option structures follow the uapi rule: a caller's shorter
@@ -125,7 +128,17 @@ static int gpubuf_alloc_memfd(size_t size, const struct gpubuf_alloc_opts *o,
 	/* No mbind here: a preference is ignored, a demand cannot be met. */
 	if (o->flags & GPUBUF_ALLOC_NUMA_STRICT)
 		return -EOPNOTSUPP;
-	fd = memfd_create("gpubuf", MFD_CLOEXEC);
+	/*
+	 * Buffer memory is never executed, so say so: from Linux 6.3 a memfd
+	 * without MFD_NOEXEC_SEAL (or MFD_EXEC) makes the kernel warn, and
+	 * with vm.memfd_noexec=2 it fails with EACCES. Older kernels reject
+	 * the unknown flag with EINVAL; they have no such policy, so retry
+	 * without it. The seal also allows sealing, which is harmless: the
+	 * fd is closed below, before anyone else could add a seal.
+	 */
+	fd = memfd_create("gpubuf", MFD_CLOEXEC | MFD_NOEXEC_SEAL);
+	if (fd < 0 && errno == EINVAL)
+		fd = memfd_create("gpubuf", MFD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	if (ftruncate(fd, (off_t)size) < 0) {
