@@ -22,6 +22,9 @@
 #ifndef DMA_BUF_MAGIC
 #define DMA_BUF_MAGIC 0x444d4142	/* "DMAB", stable since dma-buf got its own fs */
 #endif
+/* ftruncate() and lseek() sizes; the Makefile sets _FILE_OFFSET_BITS=64. */
+_Static_assert(sizeof(off_t) >= 8, "32-bit off_t cannot size 2 GiB buffers");
+
 #ifndef MFD_NOEXEC_SEAL
 #define MFD_NOEXEC_SEAL 0x0008U		/* Linux 6.3, <linux/memfd.h> */
 #endif

@@ -94,8 +94,10 @@ static int gpubuf_dl_fill(struct gpubuf_dl *dl, DLTensor *t,
 	err = gpubuf_matrix_check(m);
 	if (err)
 		return err;
+#if SIZE_MAX > INT64_MAX	/* else always false, and -Wtype-limits says so */
 	if (m->rows > INT64_MAX || m->cols > INT64_MAX || m->ld > INT64_MAX)
 		return -EOVERFLOW;
+#endif
 	err = gpubuf_dl_dtype(m->dtype, &t->dtype);
 	if (err)
 		return err;

@@ -399,8 +399,8 @@ static int property_random_view_chains(void)
 		size_t outer = lay == GPUBUF_ROW_MAJOR ? rows : cols;
 		size_t ld = inner + t_rand(16);
 		size_t off = t_rand(size / es) * es;
-		unsigned __int128 end = off + ((unsigned __int128)(outer - 1) *
-					       ld + inner) * es;
+		/* Small operands: 64 bits cannot wrap, even on 32-bit. */
+		uint64_t end = off + ((uint64_t)(outer - 1) * ld + inner) * es;
 		struct gpubuf_matrix base, v, n;
 		struct t_model md = { 0, 0, 0 };
 		int err = gpubuf_matrix_view(buf, off, dt, rows, cols, ld,
