@@ -9,6 +9,7 @@
  * gpubuf_matrix_alloc() refuses them because a buffer cannot be empty.
  */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -288,6 +289,26 @@ static double gpubuf_decode(uint32_t h, int mbits, int ebits)
 	return (h >> (mbits + ebits)) & 1 ? -v : v;
 }
 
+/*
+ * double to float with the result ISO C leaves undefined defined: beyond
+ * the float range, the IEEE 754 round-to-nearest result, as f16/bf16 get.
+ * FLT_MAX + half an ulp (0x1.ffffffp127) and above, a tie rounding to the
+ * even infinity, become +-inf; the rest above FLT_MAX rounds down to it.
+ * NaN stays NaN with its sign. In range, the cast is defined.
+ */
+static float gpubuf_to_f32(double v)
+{
+	double a = v < 0 ? -v : v;
+
+	if (isnan(v))
+		return signbit(v) ? -NAN : NAN;
+	if (a >= 0x1.ffffffp127)
+		return v < 0 ? -INFINITY : INFINITY;
+	if (a > FLT_MAX)
+		return v < 0 ? -FLT_MAX : FLT_MAX;
+	return (float)v;
+}
+
 /* Element address for get/set; complex dtypes have no double form. */
 static int gpubuf_elem_scalar(const struct gpubuf_matrix *m, size_t r,
 			      size_t c, void **p)
@@ -365,7 +386,7 @@ GPUBUF_EXPORT int gpubuf_matrix_set(const struct gpubuf_matrix *m, size_t r,
 	switch (m->dtype) {
 	case GPUBUF_DTYPE_F16: u.u16 = gpubuf_encode(value, 10, 5); break;
 	case GPUBUF_DTYPE_BF16: u.u16 = gpubuf_encode(value, 7, 8); break;
-	case GPUBUF_DTYPE_F32: u.f = (float)value; break;
+	case GPUBUF_DTYPE_F32: u.f = gpubuf_to_f32(value); break;
 	case GPUBUF_DTYPE_F64: u.d = value; break;
 	case GPUBUF_DTYPE_I8: GPUBUF_SET_INT(i8, -0x1p7, 0x1p7); break;
 	case GPUBUF_DTYPE_U8: GPUBUF_SET_INT(u8, 0, 0x1p8); break;

@@ -6,6 +6,7 @@
  * index arithmetic.
  */
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 
@@ -316,6 +317,56 @@ static int get_set_convert(void)
 	return T_PASS;
 }
 
+/*
+ * Issue 7 item 11: gpubuf_matrix_set() on f32 did (float)value, which ISO
+ * C leaves undefined beyond the float range. The result is now defined as
+ * IEEE 754 round-to-nearest gives it (and as f16/bf16 already did).
+ */
+static int f32_set_beyond_range_is_defined(void)
+{
+	static const struct {
+		double in;
+		uint32_t bits;
+	} cases[] = {
+		{ 1e300, 0x7f800000 },			/* +inf */
+		{ -1e300, 0xff800000 },			/* -inf */
+		{ DBL_MAX, 0x7f800000 },
+		{ INFINITY, 0x7f800000 },
+		{ 0x1.ffffffp127, 0x7f800000 },		/* tie: to even, inf */
+		{ 0x1.fffffefffffffp127, 0x7f7fffff },	/* just below: FLT_MAX */
+		{ -0x1.fffffe8p127, 0xff7fffff },	/* -FLT_MAX */
+		{ FLT_MAX, 0x7f7fffff },
+		{ 1.0, 0x3f800000 },
+		{ 1e-50, 0x00000000 },			/* underflow to 0 */
+		{ -1e-50, 0x80000000 },			/* keeps the sign */
+	};
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_matrix m;
+	uint32_t bits;
+	double v;
+
+	T_EQ(gpubuf_matrix_alloc(ctx, GPUBUF_DTYPE_F32, 1, 1,
+				 GPUBUF_ROW_MAJOR, 0, &m), 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		T_EQ(gpubuf_matrix_set(&m, 0, 0, cases[i].in), 0);
+		memcpy(&bits, gpubuf_matrix_data(&m), sizeof(bits));
+		if (bits != cases[i].bits) {
+			printf("# %a -> %#x, expected %#x\n", cases[i].in,
+			       bits, cases[i].bits);
+			return T_FAIL;
+		}
+	}
+	T_EQ(gpubuf_matrix_set(&m, 0, 0, NAN), 0);
+	T_EQ(gpubuf_matrix_get(&m, 0, 0, &v), 0);
+	T_CHECK(isnan(v) && !signbit(v));
+	T_EQ(gpubuf_matrix_set(&m, 0, 0, -NAN), 0);
+	T_EQ(gpubuf_matrix_get(&m, 0, 0, &v), 0);
+	T_CHECK(isnan(v) && signbit(v));
+	gpubuf_matrix_release(&m);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
 /* xorshift64*: fixed seed, so a failure reproduces. */
 static uint64_t t_rng = 0x9e3779b97f4a7c15ull;
 
@@ -461,6 +512,7 @@ int main(void)
 		T_TEST(matrix_ref_and_release),
 		T_TEST(sub_and_transpose_known_addresses),
 		T_TEST(get_set_convert),
+		T_TEST(f32_set_beyond_range_is_defined),
 		T_TEST(property_random_view_chains),
 	};
 
