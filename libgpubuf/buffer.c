@@ -271,13 +271,25 @@ GPUBUF_EXPORT int gpubuf_import(struct gpubuf_ctx *ctx, int dmabuf_fd,
 	unsigned int flags = GPUBUF_BUF_IMPORTED;
 	struct gpubuf *buf;
 	size_t size = 0;
-	void *ptr;
-	int fd, err;
+	void *ptr = MAP_FAILED;
+	int fd, fl, err;
 
 	if (!ctx || !bufp)
 		return -EINVAL;
 	if (dmabuf_fd < 0)
 		return -EBADF;
+	/*
+	 * The access mode decides the protection, so that mmap() never
+	 * fails for a reason we could have known: a write-only fd cannot be
+	 * mapped at all (every mapping reads), and its EACCES would be taken
+	 * for a permission problem. The kernel module refuses to create
+	 * write-only dma-bufs; other exporters (dma-heap) do not.
+	 */
+	fl = fcntl(dmabuf_fd, F_GETFL);
+	if (fl < 0)
+		return -errno;
+	if ((fl & O_ACCMODE) != O_RDONLY && (fl & O_ACCMODE) != O_RDWR)
+		return -EINVAL;
 	fd = fcntl(dmabuf_fd, F_DUPFD_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
@@ -285,9 +297,12 @@ GPUBUF_EXPORT int gpubuf_import(struct gpubuf_ctx *ctx, int dmabuf_fd,
 	if (err)
 		goto err_close;
 
-	ptr = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (ptr == MAP_FAILED && errno == EACCES) {
-		/* An O_RDONLY dma-buf still maps for reading. */
+	if ((fl & O_ACCMODE) == O_RDWR)
+		ptr = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED,
+			   fd, 0);
+	/* Read-only fd, or an exporter that refuses writable mappings. */
+	if (ptr == MAP_FAILED && ((fl & O_ACCMODE) == O_RDONLY ||
+				  errno == EACCES)) {
 		ptr = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
 		flags |= GPUBUF_BUF_READONLY;
 	}

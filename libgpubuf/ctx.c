@@ -106,8 +106,13 @@ static int gpubuf_open_module(struct gpubuf_ctx *ctx, char *msg, size_t len)
 		/* A node without its driver behind it is "not loaded" too. */
 		if (err == ENXIO || err == ENODEV)
 			err = ENOENT;
-		set_msg(msg, len, "open %s: %s", GPUBUF_DEVICE_PATH,
-			gpubuf_strerror(-err));
+		if (err == EACCES)	/* the one EACCES that is the group's */
+			set_msg(msg, len,
+				"open %s: permission denied: add yourself to the group that owns %s",
+				GPUBUF_DEVICE_PATH, GPUBUF_DEVICE_PATH);
+		else
+			set_msg(msg, len, "open %s: %s", GPUBUF_DEVICE_PATH,
+				gpubuf_strerror(-err));
 		return -err;
 	}
 	err = gpubuf_handshake(ctx, msg, len);

@@ -18,8 +18,14 @@ GPUBUF_EXPORT const char *gpubuf_strerror(int err)
 	switch (err) {
 	case 0:
 		return "success";
+	/*
+	 * Only gpubuf_open() can fail for want of the device's group; its
+	 * message (gpubuf_open_err) says so. Elsewhere EACCES comes from a
+	 * security policy refusing mmap() or memfd_create(): the library
+	 * picks protections the fd allows and refuses write-only fds.
+	 */
 	case EACCES:
-		return "permission denied: add yourself to the group that owns /dev/gpubuf";
+		return "permission denied (opening /dev/gpubuf: not in the group that owns it; mmap or memfd_create: refused by a security policy)";
 	case ENOENT:
 		return "gpubuf module not loaded (modprobe gpubuf)";
 	case EPROTO:

@@ -13,6 +13,8 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include <linux/dma-heap.h>
+
 #if __has_include(<drm/drm.h>)
 #include <drm/drm.h>
 #include <drm/drm_mode.h>
@@ -315,6 +317,97 @@ static int import_rejects_non_dmabuf(void)
 	return T_PASS;
 }
 
+/*
+ * Issue 7 item 4: import mapped a write-only fd, failed with EACCES, and
+ * that read as "add yourself to the group that owns /dev/gpubuf". A
+ * write-only fd can never be mapped (every mapping reads), so it is
+ * refused first, with EINVAL, whatever it refers to, and stays open.
+ */
+static int import_refuses_write_only_fd(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf *buf = NULL;
+	int pfd[2], nfd;
+
+	nfd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	T_CHECK(nfd >= 0);
+	T_EQ(gpubuf_import(ctx, nfd, &buf), -EINVAL);
+	T_EQ(fcntl(nfd, F_GETFL) & O_ACCMODE, O_WRONLY);	/* still open */
+	close(nfd);
+	T_CHECK(pipe(pfd) == 0);
+	T_EQ(gpubuf_import(ctx, pfd[1], &buf), -EINVAL);
+	T_EQ(gpubuf_import(ctx, pfd[0], &buf), -EBADFD);	/* readable */
+	close(pfd[0]);
+	close(pfd[1]);
+	T_CHECK(buf == NULL);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+/*
+ * A dma-buf with the access mode asked for, from the system dma-heap if
+ * there is one (it allows every mode), else from gpubuf's own ioctl: the
+ * fd, 0 when the exporter refuses that mode, -1 when there is none.
+ */
+static int t_dmabuf_with_mode(size_t len, int accmode)
+{
+	struct dma_heap_allocation_data h;
+	struct gpubuf_alloc a;
+	int dev = open("/dev/dma_heap/system", O_RDONLY | O_CLOEXEC);
+
+	if (dev >= 0) {
+		memset(&h, 0, sizeof(h));
+		h.len = len;
+		h.fd_flags = (uint32_t)(accmode | O_CLOEXEC);
+		if (ioctl(dev, DMA_HEAP_IOCTL_ALLOC, &h) < 0)
+			h.fd = 0;
+		close(dev);
+		return (int)h.fd;
+	}
+	dev = open(GPUBUF_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	if (dev < 0)
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.size = len;
+	a.fd_flags = (uint32_t)(accmode | O_CLOEXEC);
+	a.numa_node = GPUBUF_NUMA_ANY;
+	if (ioctl(dev, GPUBUF_IOC_ALLOC, &a) < 0)
+		a.fd = 0;		/* EINVAL: write-only refused */
+	close(dev);
+	return a.fd;
+}
+
+/* The fd's access mode, not a failed mmap(), decides the mapping. */
+static int import_maps_by_access_mode(void)
+{
+	struct gpubuf_ctx *ctx;
+	struct gpubuf *buf = NULL;
+	int ro, wo;
+
+	ro = t_dmabuf_with_mode(4096, O_RDONLY);
+	if (ro < 0)
+		return t_skip("cannot open %s", GPUBUF_DEVICE_PATH);
+	ctx = t_open();
+	T_CHECK(ro > 0);
+	T_EQ(gpubuf_import(ctx, ro, &buf), 0);
+	T_EQ(gpubuf_is_readonly(buf), 1);
+	T_EQ(((volatile unsigned char *)gpubuf_ptr(buf))[4095], 0);
+	T_EQ(gpubuf_sync_begin(buf, GPUBUF_ACCESS_WRITE), -EROFS);
+	gpubuf_unref(buf);
+	close(ro);
+	wo = t_dmabuf_with_mode(4096, O_WRONLY);
+	if (wo > 0) {
+		buf = NULL;
+		T_EQ(gpubuf_import(ctx, wo, &buf), -EINVAL);
+		T_CHECK(buf == NULL);
+		close(wo);
+	} else {
+		printf("# the exporter refuses write-only dma-bufs\n");
+	}
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
 static int module_alloc_is_gpubuf_dmabuf(void)
 {
 	struct gpubuf_ctx *ctx = t_open();
@@ -464,6 +557,8 @@ int main(void)
 		T_TEST(refcount_counts),
 		T_TEST(sync_validates_access),
 		T_TEST(import_rejects_non_dmabuf),
+		T_TEST(import_refuses_write_only_fd),
+		T_TEST_ON(T_MODULE, import_maps_by_access_mode),
 		T_TEST_ON(T_MODULE, module_alloc_is_gpubuf_dmabuf),
 		T_TEST_ON(T_MODULE, module_import_shares_pages),
 		T_TEST_ON(T_VGEM, vgem_dumb_buffer_imports),
