@@ -190,8 +190,14 @@ static int gpubuf_alloc_module(struct gpubuf_ctx *ctx, size_t size,
 		close(a.fd);
 		return -EOVERFLOW;
 	}
-	ptr = mmap(NULL, (size_t)a.size, PROT_READ | PROT_WRITE,
-		   MAP_SHARED | MAP_POPULATE, a.fd, 0);
+	/*
+	 * No MAP_POPULATE: the module's ->mmap inserts every page itself
+	 * (in killable batches, failing mmap() with ENOMEM or EINTR), so
+	 * populating would walk all the PTEs a second time through GUP for
+	 * nothing. The memfd backend's mlock() is what populates there.
+	 */
+	ptr = mmap(NULL, (size_t)a.size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		   a.fd, 0);
 	if (ptr == MAP_FAILED) {
 		err = -errno;
 		close(a.fd);
