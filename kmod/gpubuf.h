@@ -52,6 +52,7 @@ struct gpubuf_buffer *gpubuf_buffer_create(u64 size, u64 flags, int numa_node);
 void gpubuf_buffer_destroy(struct gpubuf_buffer *buf);
 void gpubuf_limits_init(void);
 void gpubuf_note_failed_alloc(void);
+int gpubuf_charge_headroom(void);
 
 /**
  * struct gpubuf_stats_snapshot - counters shown in sysfs

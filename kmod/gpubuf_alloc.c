@@ -285,6 +285,37 @@ err_free:
 	return fatal_signal_pending(current) ? -EINTR : -ENOMEM;
 }
 
+/* Pages charged by gpubuf_charge_headroom(), as an order. */
+#define GPUBUF_HEADROOM_ORDER	2
+
+/**
+ * gpubuf_charge_headroom() - make sure the caller's cgroup has room left
+ *
+ * The kernel charges some allocations made on the caller's behalf to its
+ * memory cgroup with GFP_KERNEL_ACCOUNT: the page tables of a mapping, the
+ * inode and file of a new dma-buf. When such a charge finds the cgroup at
+ * its limit, the cgroup's OOM killer runs (usually on the caller) instead
+ * of the allocation failing. Charging four pages first, in a way that fails
+ * (__GFP_RETRY_MAYFAIL, as the buffer's own pages are charged), turns that
+ * into ENOMEM. The pages go back at once, so what follows takes their
+ * place. Four cover what one batch of PTEs may need in a fresh part of the
+ * address space (a table at each level below the top), or the few objects
+ * of an export; two were measured to be too few for the former.
+ *
+ * Return: 0, or -ENOMEM when the cgroup (or the system) has no room.
+ */
+int gpubuf_charge_headroom(void)
+{
+	struct page *page;
+
+	page = alloc_pages(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL |
+			   __GFP_NOWARN, GPUBUF_HEADROOM_ORDER);
+	if (!page)
+		return -ENOMEM;
+	__free_pages(page, GPUBUF_HEADROOM_ORDER);
+	return 0;
+}
+
 /*
  * The page array: small ones from kmalloc, which serves orders up to
  * PAGE_ALLOC_COSTLY_ORDER without effort, larger ones from vmalloc.

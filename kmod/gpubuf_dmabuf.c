@@ -217,27 +217,6 @@ static const struct vm_operations_struct gpubuf_vm_ops = {
 };
 
 /*
- * Page tables of the mapping are charged to the caller's memory cgroup
- * with GFP_KERNEL_ACCOUNT, and a charge that fails there OOM-kills the
- * caller rather than failing. Charging the same amount first, in a way
- * that may fail as the buffer's own pages did, makes a cgroup at its limit
- * an ENOMEM from mmap() instead. The pages go back at once: the page
- * tables allocated next take their place. Order 1 covers one page-table
- * page plus one of the level above.
- */
-static int gpubuf_mmap_headroom(void)
-{
-	struct page *page;
-
-	page = alloc_pages(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL |
-			   __GFP_NOWARN, 1);
-	if (!page)
-		return -ENOMEM;
-	__free_pages(page, 1);
-	return 0;
-}
-
-/*
  * Insert every page of the mapping now, one page-table page's worth of
  * entries at a time: far cheaper than a fault per page, and the only walk
  * over the range (libgpubuf maps without MAP_POPULATE). mmap_lock is held
@@ -258,7 +237,8 @@ static int gpubuf_mmap_populate(struct vm_area_struct *vma,
 
 		if (fatal_signal_pending(current))
 			return -EINTR;
-		ret = gpubuf_mmap_headroom();
+		/* This batch's page tables; see gpubuf_charge_headroom(). */
+		ret = gpubuf_charge_headroom();
 		if (ret)
 			return ret;
 		ret = vm_insert_pages(vma, addr, pages, &left);
@@ -365,7 +345,14 @@ struct dma_buf *gpubuf_export(struct gpubuf_buffer *buf, u32 fd_flags)
 {
 	DEFINE_DMA_BUF_EXPORT_INFO(info);
 	struct dma_buf *dmabuf;
+	int ret;
 
+	/* The dma-buf's inode and file; see gpubuf_charge_headroom(). */
+	ret = gpubuf_charge_headroom();
+	if (ret) {
+		gpubuf_buffer_destroy(buf);
+		return ERR_PTR(ret);
+	}
 	info.exp_name = GPUBUF_EXPORTER_NAME;
 	info.ops = &gpubuf_dmabuf_ops;
 	info.size = gpubuf_buffer_bytes(buf);
