@@ -10,6 +10,7 @@
 #ifndef GPUBUF_INTERNAL_H
 #define GPUBUF_INTERNAL_H
 
+#include <linux/gfp.h>
 #include <linux/list.h>
 #include <linux/mm_types.h>
 #include <linux/mutex.h>
@@ -41,6 +42,13 @@ struct gpubuf_buffer {
 	unsigned int vmap_count;
 	void *vaddr;
 };
+
+/*
+ * Metadata allocated for a caller (buffer structs, page arrays,
+ * attachments, scatterlists) is charged to its memory cgroup, and a limit
+ * fails the allocation instead of invoking the cgroup's OOM killer.
+ */
+#define GPUBUF_GFP_META	(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN)
 
 static inline u64 gpubuf_buffer_bytes(const struct gpubuf_buffer *buf)
 {

@@ -285,35 +285,43 @@ err_free:
 	return fatal_signal_pending(current) ? -EINTR : -ENOMEM;
 }
 
-/* Pages charged by gpubuf_charge_headroom(), as an order. */
-#define GPUBUF_HEADROOM_ORDER	2
+/* Pages charged by gpubuf_charge_headroom(). */
+#define GPUBUF_HEADROOM_PAGES	4
 
 /**
- * gpubuf_charge_headroom() - make sure the caller's cgroup has room left
+ * gpubuf_charge_headroom() - make it likely the caller's cgroup has room
  *
  * The kernel charges some allocations made on the caller's behalf to its
- * memory cgroup with GFP_KERNEL_ACCOUNT: the page tables of a mapping, the
- * inode and file of a new dma-buf. When such a charge finds the cgroup at
- * its limit, the cgroup's OOM killer runs (usually on the caller) instead
- * of the allocation failing. Charging four pages first, in a way that fails
- * (__GFP_RETRY_MAYFAIL, as the buffer's own pages are charged), turns that
- * into ENOMEM. The pages go back at once, so what follows takes their
- * place. Four cover what one batch of PTEs may need in a fresh part of the
- * address space (a table at each level below the top), or the few objects
- * of an export; two were measured to be too few for the former.
+ * memory cgroup with GFP_KERNEL_ACCOUNT: a grown fd table, the inode and
+ * file of a new dma-buf, the page tables of a mapping. When such a charge
+ * finds the cgroup at its limit, the cgroup's OOM killer runs (usually on
+ * the caller) instead of the allocation failing. Charging four pages first,
+ * in a way that fails (__GFP_RETRY_MAYFAIL, as the buffer's own pages are
+ * charged), turns that into ENOMEM. The pages go back at once, so what
+ * follows takes their place: best effort, since another task of the cgroup
+ * may charge in between. Four single pages cover what one batch of PTEs
+ * may need in a fresh part of the address space (a table at each level
+ * below the top), a grown fd table, or the objects of an export; two were
+ * measured to be too few for the first. Single pages, so that a fragmented
+ * system never compacts for a probe.
  *
  * Return: 0, or -ENOMEM when the cgroup (or the system) has no room.
  */
 int gpubuf_charge_headroom(void)
 {
-	struct page *page;
+	struct page *pages[GPUBUF_HEADROOM_PAGES];
+	int i, n, ret = 0;
 
-	page = alloc_pages(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL |
-			   __GFP_NOWARN, GPUBUF_HEADROOM_ORDER);
-	if (!page)
-		return -ENOMEM;
-	__free_pages(page, GPUBUF_HEADROOM_ORDER);
-	return 0;
+	for (n = 0; n < GPUBUF_HEADROOM_PAGES; n++) {
+		pages[n] = alloc_page(GPUBUF_GFP_META);
+		if (!pages[n]) {
+			ret = -ENOMEM;
+			break;
+		}
+	}
+	for (i = 0; i < n; i++)
+		__free_page(pages[i]);
+	return ret;
 }
 
 /*
@@ -328,11 +336,10 @@ int gpubuf_charge_headroom(void)
 static struct page **gpubuf_page_array_alloc(unsigned long nr_pages)
 {
 	size_t bytes = array_size(nr_pages, sizeof(struct page *));
-	gfp_t gfp = GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN;
 
 	if (bytes <= PAGE_SIZE << PAGE_ALLOC_COSTLY_ORDER)
-		return kmalloc(bytes, gfp);
-	return __vmalloc(bytes, gfp);
+		return kmalloc(bytes, GPUBUF_GFP_META);
+	return __vmalloc(bytes, GPUBUF_GFP_META);
 }
 
 /**
@@ -353,7 +360,7 @@ struct gpubuf_buffer *gpubuf_buffer_create(u64 size, u64 flags, int numa_node)
 	if (ret)
 		return ERR_PTR(ret);
 
-	buf = kzalloc(sizeof(*buf), GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL);
+	buf = kzalloc(sizeof(*buf), GPUBUF_GFP_META);
 	if (!buf) {
 		ret = -ENOMEM;
 		goto err_unreserve;
@@ -373,11 +380,17 @@ struct gpubuf_buffer *gpubuf_buffer_create(u64 size, u64 flags, int numa_node)
 	ret = gpubuf_fill_pages(buf);
 	if (ret)
 		goto err_free_array;
+	/* Room for what the dma-buf core allocates when exporting it. */
+	ret = gpubuf_charge_headroom();
+	if (ret)
+		goto err_free_pages;
 
 	atomic64_inc(&gpubuf_stats.live_buffers);
 	gpubuf_account_live(size);
 	return buf;
 
+err_free_pages:
+	gpubuf_free_pages(buf->pages, buf->nr_pages);
 err_free_array:
 	kvfree(buf->pages);
 err_free_buf:

@@ -66,9 +66,10 @@ static int gpubuf_dmabuf_attach(struct dma_buf *dmabuf,
 	/*
 	 * The attachment and its scatterlist (one entry per segment: 64 KiB
 	 * segments cost 0.05% of the buffer per importer) are charged to the
-	 * importing task's memory cgroup, like the buffer to the allocator's.
+	 * importing task's memory cgroup, like the buffer to the allocator's,
+	 * and a cgroup limit fails the import rather than OOM-killing.
 	 */
-	a = kzalloc(sizeof(*a), GFP_KERNEL_ACCOUNT);
+	a = kzalloc(sizeof(*a), GPUBUF_GFP_META);
 	if (!a)
 		return -ENOMEM;
 
@@ -77,7 +78,7 @@ static int gpubuf_dmabuf_attach(struct dma_buf *dmabuf,
 						buf->nr_pages, 0,
 						gpubuf_buffer_bytes(buf),
 						gpubuf_max_segment(attachment->dev),
-						GFP_KERNEL_ACCOUNT);
+						GPUBUF_GFP_META);
 	if (ret) {
 		kfree(a);
 		return ret;
@@ -345,14 +346,7 @@ struct dma_buf *gpubuf_export(struct gpubuf_buffer *buf, u32 fd_flags)
 {
 	DEFINE_DMA_BUF_EXPORT_INFO(info);
 	struct dma_buf *dmabuf;
-	int ret;
 
-	/* The dma-buf's inode and file; see gpubuf_charge_headroom(). */
-	ret = gpubuf_charge_headroom();
-	if (ret) {
-		gpubuf_buffer_destroy(buf);
-		return ERR_PTR(ret);
-	}
 	info.exp_name = GPUBUF_EXPORTER_NAME;
 	info.ops = &gpubuf_dmabuf_ops;
 	info.size = gpubuf_buffer_bytes(buf);

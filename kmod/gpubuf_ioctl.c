@@ -113,6 +113,12 @@ static int gpubuf_ioctl_alloc(union gpubuf_ioctl_arg *arg, void __user *uarg,
 	 * page is zeroed. It is installed only after the copy-out succeeded,
 	 * so a bad argument pointer never leaves an fd the caller cannot know.
 	 */
+	/* A grown fd table is charged too; see gpubuf_charge_headroom(). */
+	ret = gpubuf_charge_headroom();
+	if (ret) {
+		gpubuf_note_failed_alloc();
+		return ret;
+	}
 	fd = get_unused_fd_flags(req->fd_flags & O_CLOEXEC);
 	if (fd < 0) {
 		gpubuf_note_failed_alloc();
