@@ -72,7 +72,7 @@ static int gpubuf_alloc_validate(const struct gpubuf_alloc *req)
 		return -EINVAL;
 	/*
 	 * Write-only fds are refused: mmap() needs FMODE_READ, so such a
-	 * buffer could never be mapped, read or pinned by anyone.
+	 * buffer could never be CPU-mapped, which is what gpubuf is for.
 	 */
 	if (req->fd_flags & ~(O_CLOEXEC | O_ACCMODE) ||
 	    !((req->fd_flags & O_ACCMODE) == O_RDONLY ||

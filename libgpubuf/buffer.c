@@ -134,7 +134,8 @@ static int gpubuf_alloc_memfd(size_t size, const struct gpubuf_alloc_opts *o,
 	/*
 	 * Buffer memory is never executed, so say so: from Linux 6.3 a memfd
 	 * without MFD_NOEXEC_SEAL (or MFD_EXEC) makes the kernel warn, and
-	 * with vm.memfd_noexec=2 it fails with EACCES. Older kernels reject
+	 * with vm.memfd_noexec=2 some kernels (6.3 to 6.5) refuse it with
+	 * EACCES; later ones refuse only MFD_EXEC. Older kernels reject
 	 * the unknown flag with EINVAL; they have no such policy, so retry
 	 * without it. The seal also allows sealing, which is harmless: the
 	 * fd is closed below, before anyone else could add a seal.

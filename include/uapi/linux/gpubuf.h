@@ -78,7 +78,7 @@ struct gpubuf_version {
  * @fd_flags:  in, flags of the returned fd: O_CLOEXEC and the access mode
  *             O_RDONLY or O_RDWR only. The access mode bounds what mmap()
  *             of the dma-buf may ask for; O_WRONLY is refused because mmap()
- *             needs read access, so such a buffer could never be used.
+ *             needs read access, so such a buffer could never be CPU-mapped.
  * @numa_node: in, GPUBUF_NUMA_ANY or an online NUMA node.
  * @fd:        in, must be 0; out, the new dma-buf file descriptor.
  * @reserved0: in, must be 0.
@@ -151,8 +151,11 @@ struct gpubuf_info {
  *   EFBIG   rounded size above the module parameter max_buffer_bytes
  *   ENOSPC  the buffer would take the bytes of all live buffers above the
  *           module parameter max_total_bytes
- *   ENOMEM  out of memory, or the caller's memory cgroup limit reached (the
- *           caller is not OOM-killed); nothing stays allocated
+ *   ENOMEM  out of memory, or the caller's memory cgroup limit reached;
+ *           nothing stays allocated. The driver checks the cgroup's room
+ *           before each charge the kernel would answer with an OOM kill
+ *           instead; another task of the cgroup charging at the same moment
+ *           can still make it one
  *   EINTR   a fatal signal arrived while allocating; nothing stays allocated
  *   EMFILE  the caller has no free file descriptor (checked before any
  *           page is allocated)
@@ -163,7 +166,7 @@ struct gpubuf_info {
  *   EINVAL  MAP_PRIVATE, or offset + length past the end of the buffer
  *   EACCES  protection not allowed by the fd's access mode
  *   ENOMEM  no memory, or the caller's memory cgroup limit reached, for the
- *           page tables of the mapping (the caller is not OOM-killed)
+ *           page tables of the mapping (checked as for ALLOC)
  *   EINTR   a fatal signal arrived while mapping
  * A failed mmap() leaves nothing mapped.
  */
