@@ -23,8 +23,17 @@
  * behaviour for programs linked before it changed. The map lists such a
  * name in every node that has a version of it.
  */
+#if defined(__has_attribute)
+#if __has_attribute(symver)
+/* GCC 10+: the attribute survives -flto, a top-level .symver does not. */
+#define GPUBUF_SYMVER(impl, versioned)					\
+	extern __typeof__(impl) impl __attribute__((symver(versioned)))
+#endif
+#endif
+#ifndef GPUBUF_SYMVER
 #define GPUBUF_SYMVER(impl, versioned)					\
 	__asm__(".symver " #impl ", " versioned)
+#endif
 
 _Static_assert(sizeof(struct gpubuf_version) == GPUBUF_VERSION_SIZE_VER0,
 	       "uapi struct gpubuf_version size");

@@ -68,6 +68,13 @@ if [ -f libgpubuf/Makefile ]; then
 	make -s --no-print-directory -C libgpubuf check \
 		>"$results/20-libgpubuf-host.tap" 2>&1 ||
 		echo "not ok - make -C libgpubuf check failed" >>"$results/20-libgpubuf-host.tap"
+	# Distributions package with -flto, which drops top-level .symver
+	# directives: the versioned exports must survive it.
+	rm -rf "$top/build/lib-lto"
+	step "libgpubuf builds with -flto and exports what libgpubuf.map promises" \
+		sh -c 'make -s -C libgpubuf O="$1" CFLAGS="-O2 -flto" &&
+			libgpubuf/check-symbols.sh "$1/libgpubuf.so.$2"' \
+		sh "$top/build/lib-lto" "$(cat VERSION)"
 	step "libgpubuf guest tests build" \
 		make -s -C libgpubuf tests-static OUT="$guest_tests" PREFIX_TESTS=50-lib- || finish
 fi
