@@ -92,12 +92,22 @@ if [ -f tools/Makefile ]; then
 	export GPUBUF_VM_EXTRA_DIR="$top/build/guest-extra"
 fi
 
+# Boot a guest on the suites in TESTS_DIR, with VAR=VALUE settings for
+# tests/vm/run.sh; its TAP goes to TAP with PREFIX before each description.
+# A run that printed no plan is a failure, with run.sh's messages.
+guest_run() { # TAP TESTS_DIR PREFIX [VAR=VALUE...]
+	tap=$1 dir=$2 prefix=$3
+	shift 3
+	env "$@" tests/vm/run.sh "$kdir" "$dir" 2>"$tap.log" |
+		sed -E "s/^((not )?ok [0-9]+ - )/\\1$prefix/" >"$tap"
+	grep -q '^1\.\.[0-9]' "$tap" || {
+		echo "not ok - the QEMU guest run ${prefix}produced no results"
+		sed 's/^/# /' "$tap.log"
+	} >>"$tap"
+}
+
 log "QEMU guest (TCG): $(ls "$guest_tests" | tr '\n' ' ')"
-tests/vm/run.sh "$kdir" "$guest_tests" >"$results/50-guest.tap" 2>"$results/guest-run.log"
-grep -q '^1\.\.[0-9]' "$results/50-guest.tap" || {
-	echo "not ok - the QEMU guest run produced no results"
-	sed 's/^/# /' "$results/guest-run.log"
-} >>"$results/50-guest.tap"
+guest_run "$results/50-guest.tap" "$guest_tests" ""
 
 # The DMA suites again with every mapping bounce-buffered, as in SEV/TDX
 # confidential guests: swiotlb=force caps what one DMA mapping may span.
@@ -106,13 +116,9 @@ swiotlb_tests=$top/build/guest-tests-swiotlb
 rm -rf "$swiotlb_tests"
 mkdir -p "$swiotlb_tests"
 cp "$guest_tests"/20-mem "$guest_tests"/30-gpu-path "$guest_tests"/35-dma "$swiotlb_tests"/
-GPUBUF_VM_OUT=$top/build/vm-swiotlb GPUBUF_VM_APPEND=swiotlb=force GPUBUF_VM_EXTRA_DIR= \
-	tests/vm/run.sh "$kdir" "$swiotlb_tests" 2>"$results/guest-swiotlb-run.log" |
-	sed -E 's/^((not )?ok [0-9]+ - )/\1swiotlb=force: /' >"$results/55-guest-swiotlb.tap"
-grep -q '^1\.\.[0-9]' "$results/55-guest-swiotlb.tap" || {
-	echo "not ok - the swiotlb=force guest run produced no results"
-	sed 's/^/# /' "$results/guest-swiotlb-run.log"
-} >>"$results/55-guest-swiotlb.tap"
+guest_run "$results/55-guest-swiotlb.tap" "$swiotlb_tests" "swiotlb=force: " \
+	GPUBUF_VM_OUT="$top/build/vm-swiotlb" GPUBUF_VM_APPEND=swiotlb=force \
+	GPUBUF_VM_EXTRA_DIR=
 
 # Other Debian kernels (make check-kernels): needs the network to debootstrap.
 if [ -n "${GPUBUF_KERNEL_SUITES:-}" ]; then
