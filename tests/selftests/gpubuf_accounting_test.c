@@ -102,12 +102,24 @@ static int child_in_cgroup(const char *cg)
 	return 0;
 }
 
+/* Run @child(@cg) in a forked process; its wait status, or -1. */
+static int run_child(int (*child)(const char *cg), const char *cg)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0)
+		_exit(child(cg));
+	return waitpid(pid, &status, 0) == pid ? status : -1;
+}
+
 TEST_F(memcg, limit_is_enomem_not_oom_kill)
 {
 	unsigned long long bytes = gb_stat("live_bytes");
 	unsigned long long failed, peak;
 	int status, dev, fd;
-	pid_t pid;
 
 	/* A peak above what the child will hold: only refusals could raise it. */
 	dev = gb_open();
@@ -119,11 +131,8 @@ TEST_F(memcg, limit_is_enomem_not_oom_kill)
 	peak = gb_stat("peak_bytes");
 	failed = gb_stat("failed_allocs");
 
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (pid == 0)
-		_exit(child_in_cgroup(self->path));
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	status = run_child(child_in_cgroup, self->path);
+	ASSERT_NE(-1, status);
 	ASSERT_TRUE(WIFEXITED(status)) {
 		TH_LOG("child killed by signal %d", WTERMSIG(status));
 	}
@@ -291,14 +300,10 @@ TEST_F(memcg, mmap_at_limit_is_enomem_not_oom_kill)
 {
 	unsigned long long buffers = gb_stat("live_buffers");
 	int status;
-	pid_t pid;
 
 	ASSERT_EQ(0, cg_write(self->path, "memory.max", "320M"));
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (pid == 0)
-		_exit(child_maps_at_limit(self->path));
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	status = run_child(child_maps_at_limit, self->path);
+	ASSERT_NE(-1, status);
 	ASSERT_TRUE(WIFEXITED(status)) {
 		TH_LOG("child killed by signal %d", WTERMSIG(status));
 	}
