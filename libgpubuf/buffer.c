@@ -17,6 +17,7 @@
 #include <linux/dma-buf.h>
 #include <linux/magic.h>
 
+#include "cuda_driver.h"
 #include "internal.h"
 
 #ifndef DMA_BUF_MAGIC
@@ -114,6 +115,7 @@ static struct gpubuf *gpubuf_new(enum gpubuf_backend backend, int fd,
 	buf->ptr = ptr;
 	buf->size = size;
 	buf->flags = flags;
+	pthread_mutex_init(&buf->lock, NULL);
 	return buf;
 }
 
@@ -349,6 +351,9 @@ GPUBUF_EXPORT void gpubuf_unref(struct gpubuf *buf)
 				      memory_order_release) != 1)
 		return;
 	atomic_thread_fence(memory_order_acquire);
+	/* Registrations pin the pages through this mapping: undo them first. */
+	gpubuf_cuda_release(buf);
+	pthread_mutex_destroy(&buf->lock);
 	munmap(buf->ptr, buf->size);
 	if (buf->fd >= 0)
 		close(buf->fd);

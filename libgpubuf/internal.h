@@ -6,6 +6,7 @@
 #define GPUBUF_INTERNAL_H
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -76,6 +77,8 @@ struct gpubuf {
 	size_t size;			/* mapped bytes, page multiple */
 	uint64_t pool_id;		/* gpubuf_pool.id that made it, or 0 */
 	struct gpubuf *next;		/* pool free list link, pool lock */
+	pthread_mutex_t lock;		/* GPU registrations below */
+	struct gpubuf_cuda_reg *cuda;	/* NULL until gpubuf_cuda_register() */
 };
 
 /* Round x up to a power-of-two a; false on overflow. */
@@ -95,6 +98,11 @@ static inline bool gpubuf_is_pow2(size_t x)
 }
 
 int gpubuf_matrix_check(const struct gpubuf_matrix *m);
+
+/* gpubuf_last_error() text for the calling thread (error.c). */
+void gpubuf_error_clear(void);
+__attribute__((format(printf, 1, 2)))
+void gpubuf_error_set(const char *fmt, ...);
 int gpubuf_alloc_opts_get(const struct gpubuf_alloc_opts *in,
 			  struct gpubuf_alloc_opts *o);
 int gpubuf_alloc_opts_parse(const void *in, size_t in_size,

@@ -322,6 +322,68 @@ void gpubuf_pool_trim(struct gpubuf_pool *pool);
 void gpubuf_pool_stats(struct gpubuf_pool *pool,
 		       struct gpubuf_pool_stats *stats);
 
+/* ---- errors in detail -------------------------------------------------- */
+
+/*
+ * Text of the last failure in the calling thread that had more to say than
+ * its errno (a GPU runtime's error name, a library that could not be
+ * loaded), or "" if there was none. Per thread; valid until this thread's
+ * next libgpubuf call.
+ */
+const char *gpubuf_last_error(void);
+
+/* ---- CUDA (driver API, loaded with dlopen) ----------------------------- */
+
+/*
+ * Register a buffer's whole mapping with CUDA (cuMemHostRegister: page
+ * locked, PORTABLE | DEVICEMAP) and give the device pointer through which
+ * kernels on device reach it in place. Counted per buffer and device; the
+ * last gpubuf_unref() of a buffer undoes every registration still held.
+ * Errors include -ENODEV (no NVIDIA driver or no such device) and
+ * -EOPNOTSUPP (library built without CUDA, or the device cannot map host
+ * memory); gpubuf_last_error() then holds the CUDA error name.
+ */
+#define GPUBUF_CUDA_REGISTER_READ_ONLY	(1u << 0)	/* GPU only reads */
+#define GPUBUF_CUDA_REGISTER_VALID_FLAGS (GPUBUF_CUDA_REGISTER_READ_ONLY)
+
+int gpubuf_cuda_device_count(int *count);
+int gpubuf_cuda_register(struct gpubuf *buf, int device, unsigned int flags,
+			 uint64_t *devptr);
+int gpubuf_cuda_unregister(struct gpubuf *buf, int device);
+
+/*
+ * A matrix in a CUDA device's address space, a plain value like struct
+ * gpubuf_matrix: element (r, c) is at devptr + (r * ld + c) * size
+ * (row-major) or devptr + (c * ld + r) * size (col-major). It can describe
+ * registered gpubuf memory (gpubuf_cuda_matrix_view()) or any other device
+ * memory the caller fills in, e.g. from cuMemAlloc().
+ */
+struct gpubuf_cuda_matrix {
+	uint64_t devptr;	/* CUdeviceptr of element (0,0) */
+	size_t rows;
+	size_t cols;
+	size_t ld;		/* elements between row (col) starts */
+	enum gpubuf_dtype dtype;
+	enum gpubuf_layout layout;
+	int device;		/* CUDA device ordinal */
+};
+
+int gpubuf_cuda_matrix_view(const struct gpubuf_matrix *m, int device,
+			    struct gpubuf_cuda_matrix *out);
+
+/*
+ * y = alpha * A x + beta * y and C = alpha * A B + beta * C on the GPU, for
+ * GPUBUF_DTYPE_F32 and _F64 views of either layout and any ld. Vectors are
+ * views with one column (or one row). stream is a CUstream of the
+ * device's primary context, or NULL to run synchronously.
+ */
+int gpubuf_cuda_gemv(double alpha, const struct gpubuf_cuda_matrix *a,
+		     const struct gpubuf_cuda_matrix *x, double beta,
+		     const struct gpubuf_cuda_matrix *y, void *stream);
+int gpubuf_cuda_gemm(double alpha, const struct gpubuf_cuda_matrix *a,
+		     const struct gpubuf_cuda_matrix *b, double beta,
+		     const struct gpubuf_cuda_matrix *c, void *stream);
+
 #ifdef __cplusplus
 }
 #endif
