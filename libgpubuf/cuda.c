@@ -462,7 +462,8 @@ static int gpubuf_cu_unregister_locked(const struct gpubuf_cu *cu,
 {
 	struct gpubuf_cuda_reg *reg = buf->cuda;
 
-	if (!reg || device >= reg->ndev || !reg->dev[device].count) {
+	if (!reg || device < 0 || device >= reg->ndev ||
+	    !reg->dev[device].count) {
 		gpubuf_error_set("buffer is not registered with CUDA device %d",
 				 device);
 		return -ENXIO;
@@ -478,17 +479,17 @@ static int gpubuf_cu_unregister_locked(const struct gpubuf_cu *cu,
 GPUBUF_EXPORT int gpubuf_cuda_unregister(struct gpubuf *buf, int device)
 {
 	GPUBUF_KEEP_ERRNO;
-	const struct gpubuf_cu *cu;
+	const struct gpubuf_cu *cu = NULL;
 	int err;
 
 	gpubuf_error_clear();
 	if (!buf)
 		return -EINVAL;
-	err = gpubuf_cu_get_device(&cu, device);
-	if (err)
-		return err;
+	/* Not registered is -ENXIO, whether or not a driver is there. */
 	pthread_mutex_lock(&buf->lock);
-	err = gpubuf_cu_unregister_locked(cu, buf, device);
+	err = buf->cuda ? gpubuf_cu_get(&cu) : 0;
+	if (!err)
+		err = gpubuf_cu_unregister_locked(cu, buf, device);
 	pthread_mutex_unlock(&buf->lock);
 	return err;
 }
@@ -608,10 +609,13 @@ GPUBUF_EXPORT int gpubuf_cuda_unregister(struct gpubuf *buf, int device)
 	return gpubuf_no_cuda();
 }
 
+/* Nothing can have been registered: the kDLCUDA answer is -ENXIO. */
 int gpubuf_cuda_hold(struct gpubuf *buf, int device, uint64_t *devptr)
 {
-	(void)buf, (void)device, (void)devptr;
-	return gpubuf_no_cuda();
+	(void)buf, (void)devptr;
+	gpubuf_error_set("buffer is not registered with CUDA device %d (libgpubuf was built without CUDA support)",
+			 device);
+	return -ENXIO;
 }
 
 void gpubuf_cuda_release(struct gpubuf *buf)

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "cuda_driver.h"
 #include "internal.h"
 
 #if defined(__has_include)
@@ -39,6 +40,7 @@ struct gpubuf_dl {
 	int64_t shape[2];
 	int64_t strides[2];
 	struct gpubuf *buf;	/* one reference, dropped by the deleter */
+	int cuda_device;	/* kDLCUDA: registration count held, else -1 */
 };
 
 static int gpubuf_dl_dtype(enum gpubuf_dtype d, DLDataType *out)
@@ -69,28 +71,37 @@ static int gpubuf_dl_dtype(enum gpubuf_dtype d, DLDataType *out)
 }
 
 /*
- * Fill the DLTensor. data is the page-aligned buffer base and byte_offset
- * locates element (0,0): dlpack.h asks for an aligned data pointer with
- * the offset carried separately. A tensor without elements gets data NULL
- * and byte_offset 0, as dlpack.h asks for size-zero tensors: an empty
- * view's offset may be the end of its buffer, which is no address to give.
+ * Fill the DLTensor. data is the buffer base and byte_offset locates
+ * element (0,0): dlpack.h asks for an aligned data pointer with the offset
+ * carried separately. A tensor without elements gets data NULL and
+ * byte_offset 0, as dlpack.h asks for size-zero tensors: an empty view's
+ * offset may be the end of its buffer, which is no address to give.
  *
- * All three device types are host memory, whose device_id dlpack.h fixes
- * at 0. kDLCUDAHost and kDLROCMHost are labels only: nothing here
- * registers the pages with CUDA or ROCm, the caller must have (see
- * gpubuf_matrix_to_dlpack.3).
+ * kDLCPU, kDLCUDAHost and kDLROCMHost are host memory, whose device_id
+ * dlpack.h fixes at 0; the host labels are labels only, nothing here
+ * registers the pages (see gpubuf_matrix_to_dlpack.3). kDLCUDA is the
+ * buffer's device pointer on CUDA device device_id, which must be
+ * registered there: the tensor holds one registration count, so the
+ * pointer stays valid until the consumer calls the deleter.
  */
 static int gpubuf_dl_fill(struct gpubuf_dl *dl, DLTensor *t,
 			  const struct gpubuf_matrix *m, int device_type,
 			  int device_id)
 {
+	uint64_t devptr = 0;
 	int err;
 
-	if (device_type != kDLCPU && device_type != kDLCUDAHost &&
-	    device_type != kDLROCMHost)
+	dl->cuda_device = -1;
+	if (device_type == kDLCUDA) {
+		if (device_id < 0)
+			return -EINVAL;
+	} else if (device_type == kDLCPU || device_type == kDLCUDAHost ||
+		   device_type == kDLROCMHost) {
+		if (device_id != 0)
+			return -EINVAL;
+	} else {
 		return -EINVAL;
-	if (device_id != 0)
-		return -EINVAL;
+	}
 	err = gpubuf_matrix_check(m);
 	if (err)
 		return err;
@@ -101,13 +112,20 @@ static int gpubuf_dl_fill(struct gpubuf_dl *dl, DLTensor *t,
 	err = gpubuf_dl_dtype(m->dtype, &t->dtype);
 	if (err)
 		return err;
+	if (device_type == kDLCUDA) {
+		err = gpubuf_cuda_hold(m->buf, device_id, &devptr);
+		if (err)
+			return err;
+		dl->cuda_device = device_id;
+	}
 	dl->shape[0] = (int64_t)m->rows;
 	dl->shape[1] = (int64_t)m->cols;
 	/* Strides count elements, not bytes. */
 	dl->strides[0] = m->layout == GPUBUF_ROW_MAJOR ? (int64_t)m->ld : 1;
 	dl->strides[1] = m->layout == GPUBUF_ROW_MAJOR ? 1 : (int64_t)m->ld;
 	if (m->rows && m->cols) {
-		t->data = m->buf->ptr;
+		t->data = device_type == kDLCUDA ? (void *)(uintptr_t)devptr
+						 : m->buf->ptr;
 		t->byte_offset = m->offset;
 	} else {
 		t->data = NULL;
@@ -123,6 +141,8 @@ static int gpubuf_dl_fill(struct gpubuf_dl *dl, DLTensor *t,
 
 static void gpubuf_dl_free(struct gpubuf_dl *dl)
 {
+	if (dl->cuda_device >= 0)
+		gpubuf_cuda_unregister(dl->buf, dl->cuda_device);
 	gpubuf_unref(dl->buf);
 	free(dl);
 }
@@ -146,11 +166,13 @@ GPUBUF_EXPORT int gpubuf_matrix_to_dlpack(const struct gpubuf_matrix *m,
 	dl = calloc(1, sizeof(*dl));
 	if (!dl)
 		return -ENOMEM;
-	err = gpubuf_dl_fill(dl, &dl->t.legacy.dl_tensor, m, device_type,
-			     device_id);
 	/* The legacy struct cannot say "read-only"; consumers would write. */
+	err = gpubuf_matrix_check(m);
 	if (!err && (m->buf->flags & GPUBUF_BUF_READONLY))
 		err = -EROFS;
+	if (!err)
+		err = gpubuf_dl_fill(dl, &dl->t.legacy.dl_tensor, m,
+				     device_type, device_id);
 	if (err) {
 		free(dl);
 		return err;

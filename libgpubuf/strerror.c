@@ -47,11 +47,17 @@ GPUBUF_EXPORT const char *gpubuf_strerror(int err)
 	case EROFS:
 		return "buffer is mapped read-only";
 	case EOPNOTSUPP:
-		return "not supported by this backend or build";
+		return "not supported by this backend, build or device";
 	case EXDEV:
 		return "buffer does not belong to this pool";
 	case ENODEV:
-		return "no gpubuf driver in use (memfd backend)";
+		return "no such driver or device: no gpubuf driver in use (memfd backend), or no usable NVIDIA driver or CUDA device (gpubuf_last_error() says which)";
+	case ENXIO:
+		return "buffer is not registered with that GPU device";
+	case EBUSY:
+		return "buffer is registered read-only with the GPU runtime";
+	case ENOEXEC:
+		return "GPU runtime cannot load the library's kernels for this device";
 	}
 #ifdef __GLIBC__
 	s = strerrordesc_np(err);

@@ -123,7 +123,10 @@ static int rejects_bad_device_and_matrix(void)
 
 	T_EQ(gpubuf_matrix_alloc(ctx, GPUBUF_DTYPE_F32, 2, 2,
 				 GPUBUF_ROW_MAJOR, 0, &m), 0);
-	T_EQ(gpubuf_matrix_to_dlpack(&m, kDLCUDA, 0, &t), -EINVAL);
+	/* kDLCUDA needs a CUDA registration on that device first. */
+	T_EQ(gpubuf_matrix_to_dlpack(&m, kDLCUDA, 0, &t), -ENXIO);
+	T_EQ(gpubuf_matrix_to_dlpack(&m, kDLCUDA, -1, &t), -EINVAL);
+	T_EQ(gpubuf_matrix_to_dlpack(&m, kDLROCM, 0, &t), -EINVAL);
 	T_EQ(gpubuf_matrix_to_dlpack(&m, kDLCPU, 1, &t), -EINVAL);
 	T_EQ(gpubuf_matrix_to_dlpack(&m, kDLCUDAHost, -1, &t), -EINVAL);
 	T_EQ(gpubuf_matrix_to_dlpack(&m, kDLCPU, 0, NULL), -EINVAL);

@@ -32,6 +32,9 @@ enum t_env {
 	T_MODULE,	/* the context uses gpubuf.ko */
 	T_NO_MODULE,	/* /dev/gpubuf does not exist */
 	T_VGEM,		/* the vgem DRM driver is loaded */
+	T_CUDA,		/* an NVIDIA driver with at least one CUDA device */
+	T_NO_CUDA,	/* no usable NVIDIA driver (or built without CUDA) */
+	T_NR_ENVS
 };
 
 struct t_test {
@@ -107,7 +110,17 @@ static const char *const t_env_names[] = {
 	[T_ANY] = "any", [T_MEMFD] = "the memfd backend",
 	[T_MODULE] = "the module backend", [T_NO_MODULE] = "no gpubuf module",
 	[T_VGEM] = "the vgem driver",
+	[T_CUDA] = "an NVIDIA driver and GPU",
+	[T_NO_CUDA] = "a machine without an NVIDIA driver",
 };
+
+__attribute__((unused))
+static int t_has_cuda(void)
+{
+	int n = 0;
+
+	return gpubuf_cuda_device_count(&n) == 0 && n > 0;
+}
 
 static int t_env_present(enum t_env env)
 {
@@ -120,6 +133,10 @@ static int t_env_present(enum t_env env)
 		return access(GPUBUF_DEVICE_PATH, F_OK) != 0;
 	case T_VGEM:
 		return access("/sys/module/vgem", F_OK) == 0;
+	case T_CUDA:
+		return t_has_cuda();
+	case T_NO_CUDA:
+		return !t_has_cuda();
 	default:
 		return 1;
 	}
@@ -127,11 +144,15 @@ static int t_env_present(enum t_env env)
 
 static int t_run(const struct t_test *tests, size_t n)
 {
-	int failed = 0, env_ok[T_VGEM + 1];
+	int failed = 0, env_ok[T_NR_ENVS];
 	size_t planned = 0, done = 0;
 
-	for (int e = T_ANY; e <= T_VGEM; e++)
-		env_ok[e] = t_env_present((enum t_env)e);
+	/* Only the environments in use: probing CUDA loads the driver. */
+	for (int e = T_ANY; e < T_NR_ENVS; e++)
+		env_ok[e] = -1;
+	for (size_t i = 0; i < n; i++)
+		if (env_ok[tests[i].env] < 0)
+			env_ok[tests[i].env] = t_env_present(tests[i].env);
 	for (size_t i = 0; i < n; i++)
 		planned += env_ok[tests[i].env];
 	printf("TAP version 13\n1..%zu\n", planned);
