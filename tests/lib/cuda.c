@@ -12,7 +12,12 @@
 #include <stdint.h>
 #include <string.h>
 
+#if defined(__has_include)
+#if __has_include(<dlpack/dlpack.h>)
 #include <dlpack/dlpack.h>
+#define T_HAVE_DLPACK 1
+#endif
+#endif
 
 #include "tap.h"
 
@@ -163,6 +168,9 @@ static int memfd_backend_registers(void)
 
 static int dlpack_cuda_holds_registration(void)
 {
+#ifndef T_HAVE_DLPACK
+	return t_skip("no <dlpack/dlpack.h> when this test was built");
+#else
 	struct gpubuf_ctx *ctx = t_open();
 	struct gpubuf_matrix m, s;
 	DLManagedTensor *t;
@@ -192,6 +200,7 @@ static int dlpack_cuda_holds_registration(void)
 	gpubuf_matrix_release(&m);
 	gpubuf_close(ctx);
 	return T_PASS;
+#endif
 }
 
 /* Deterministic values with a mix of signs and magnitudes. */
