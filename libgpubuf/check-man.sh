@@ -11,8 +11,11 @@ man=$here/../man/man3
 syms=$(sed -n 's/^[[:space:]]*\(gpubuf_[A-Za-z0-9_]*\);.*/\1/p' "$map" |
 	awk '!seen[$0]++')
 pages=$(cd "$man" && for f in *.3; do head -n 1 "$f" | grep -q '^\.so ' || echo "$f"; done)
+# Every real page of every section carries the release in VERSION.
+version=$(cat "$here/../VERSION")
+allpages=$(cd "$here/../man" && for f in man*/*.[0-9]; do head -n 1 "$f" | grep -q '^\.so ' || echo "$f"; done)
 n=0 failed=0
-plan=$(( $(echo "$syms" | wc -w) + $(echo "$pages" | wc -w) ))
+plan=$(( $(echo "$syms" | wc -w) + $(echo "$pages" | wc -w) + 1 ))
 echo "TAP version 13"
 echo "1..$plan"
 
@@ -60,4 +63,17 @@ for p in $pages; do
 		failed=1
 	fi
 done
+
+n=$((n + 1))
+stale=
+for p in $allpages; do
+	grep -q "^\.TH .* \"[a-z]*gpubuf $version\"" "$here/../man/$p" || stale="$stale $p"
+done
+if [ -z "$stale" ]; then
+	echo "ok $n - every man page's .TH names release $version"
+else
+	echo "not ok $n - every man page's .TH names release $version"
+	echo "# stale:$stale"
+	failed=1
+fi
 exit $failed
