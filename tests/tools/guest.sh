@@ -65,8 +65,14 @@ result $? "gpubuf-info --json names backend module and the vgem card" "$tmp/info
 
 run host "$bench" host --sizes 4K,64K --rep-bytes 256K --reps 3 --warmup 0 --csv
 [ "$(rc host)" = 0 ] && [ "$(csv_ok "$tmp/host.out" host)" = 18 ] &&
-	[ "$(grep -cE '^ratio,(read|write|copy)_gpubuf_vs_(mlock|malloc),gpubuf,65536,0,0,-1,ratio,[0-9.e+-]+,.*,ok,$' "$tmp/host.out")" = 6 ]
+	[ "$(grep -cE '^ratio,(read|write|copy)_gpubuf_vs_(mlock|malloc),gpubuf,65536,1,3,-1,ratio,[0-9.e+-]+,.*,ok,$' "$tmp/host.out")" = 6 ]
 result $? "host: 18 measured rows with positive GB/s and six ratios at 64 KiB" "$tmp/host.out"
+
+# Ratios come from 3 interleaved pairs (reps column) with their spread:
+# min <= median <= max, all positive.
+awk -F, '$1 == "ratio" { n++; if ($6 != 3 || !($10 + 0 > 0 && $10 + 0 <= $9 + 0 && $9 + 0 <= $11 + 0)) bad++ }
+	END { exit !(n == 6 && !bad) }' "$tmp/host.out"
+result $? "host: every ratio from 3 interleaved pairs, min <= median <= max" "$tmp/host.out"
 
 if grep -q QEMU /sys/class/dmi/id/sys_vendor 2>/dev/null; then
 	grep -q '^note: running under emulation (QEMU); only ratios within this run are meaningful$' "$tmp/host.err"
@@ -77,8 +83,8 @@ fi
 
 run alloc "$bench" alloc --sizes 1M,4M --reps 2 --csv
 [ "$(rc alloc)" = 0 ] && [ "$(csv_ok "$tmp/alloc.out" alloc)" = 4 ] &&
-	grep -qE '^ratio,alloc_gpubuf_vs_anon_mlock,gpubuf,4194304,0,0,-1,ratio,[0-9.e+-]+,.*,ok,$' "$tmp/alloc.out"
-result $? "alloc: gpubuf and anon_mlock measured at two sizes, ratio at 4 MiB" "$tmp/alloc.out"
+	grep -qE '^ratio,alloc_gpubuf_vs_anon_mlock,gpubuf,4194304,1,2,-1,ratio,[0-9.e+-]+,.*,ok,$' "$tmp/alloc.out"
+result $? "alloc: gpubuf and anon_mlock measured at two sizes, ratio from 2 pairs at 4 MiB" "$tmp/alloc.out"
 
 # The cap: a size above max_buffer_bytes is a skipped row, not an error.
 old=$(cat "$params/max_buffer_bytes")

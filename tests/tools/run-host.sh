@@ -90,11 +90,24 @@ for r in alloc:
     assert 0 < r["seconds_per_gib_min"] <= r["seconds_per_gib"] <= r["seconds_per_gib_max"], r
     assert r["seconds"] > 0 and r["free_seconds"] > 0, r
 rt = d["ratios"]
-for op in ("read", "write", "copy"):
-    for den in ("mlock", "malloc"):
-        x = rt["%s_gpubuf_vs_%s" % (op, den)]
-        assert x["status"] == "ok", x
-        assert x["ratio"] > 0 and x["size_bytes"] == 1 << 20, x
+# Every ratio comes from interleaved pairs, one per timed repetition (3):
+# the median, min and max of the pair ratios it lists. Ratios of two
+# separately measured blocks would have no pairs to list.
+names = ["%s_gpubuf_vs_%s" % (op, den) for op in ("read", "write", "copy")
+         for den in ("mlock", "malloc")] + ["alloc_gpubuf_vs_anon_mlock"]
+assert sorted(rt) == sorted(names), sorted(rt)
+for name in names:
+    x = rt[name]
+    assert x["status"] == "ok", x
+    assert x["ratio"] > 0 and x["size_bytes"] == 1 << 20, x
+    assert x["method"] == "interleaved pairs" and x["numerator"] == "gpubuf", x
+    assert x["pairs"] == 3, x
+    assert 0 < x["ratio_min"] <= x["ratio"] <= x["ratio_max"], x
+    p = sorted(x["pair_ratios"])
+    assert len(p) == x["pairs"], x
+    close = lambda a, b: abs(a - b) <= 1e-4 * abs(b)
+    assert close(p[1], x["ratio"]) and close(p[0], x["ratio_min"]) and \
+        close(p[-1], x["ratio_max"]), x
 PY
 else
 	skip "host+alloc --json is valid JSON" "python3 not found"
@@ -123,6 +136,17 @@ check "--csv has the header line and one column count throughout" "$tmp/csv.out"
 check "--csv host rows carry positive gb_per_s medians" "$tmp/csv.out" -- \
 	awk -F, '$1 == "host" && $14 == "ok" { n++; if ($8 != "gb_per_s" || $9 + 0 <= 0) bad++ }
 		END { exit !(n == 18 && !bad) }' "$tmp/csv.out"
+# Ratio lines: threads and pairs in the threads and reps columns, the
+# median and spread of the pair ratios in median, min and max.
+check "--csv ratio lines carry 3 pairs and min <= median <= max" "$tmp/csv.out" -- \
+	awk -F, '$1 == "ratio" { n++
+		if ($3 != "gpubuf" || $5 != 1 || $6 != 3 || $8 != "ratio" || $14 != "ok" ||
+		    !($10 + 0 > 0 && $10 + 0 <= $9 + 0 && $9 + 0 <= $11 + 0)) bad++ }
+		END { exit !(n == 7 && !bad) }' "$tmp/csv.out"
+run csvthr $bench host --sizes 1M --rep-bytes 1M --reps 4 --warmup 0 --threads 2 --csv
+check "--threads 2 --reps 4: ratio lines say 2 threads and 4 pairs" "$tmp/csvthr.out" "$tmp/csvthr.err" -- \
+	awk -F, '$1 == "ratio" { n++; if ($5 != 2 || $6 != 4 || $14 != "ok") bad++ }
+		END { exit !(n == 6 && !bad) }' "$tmp/csvthr.out"
 
 # ---- table -----------------------------------------------------------------
 run table $bench host $small
@@ -130,7 +154,8 @@ check "table names kernel, backend and library in its header" "$tmp/table.out" -
 	sh -c "grep -q '^# kernel: ' '$tmp/table.out' && grep -q '^# backend:  memfd' '$tmp/table.out' && grep -q '^# library: ' '$tmp/table.out'"
 check "table has 18 host rows with numbers and the ratios" "$tmp/table.out" -- \
 	sh -c "[ \$(grep -cE '^(read|write|copy) +(gpubuf|malloc|mlock) +[0-9]+ [KM]iB +[0-9.]+ ' '$tmp/table.out') = 18 ] &&
-	       grep -qE '^read_gpubuf_vs_mlock +[0-9.]+ +at 1 MiB' '$tmp/table.out'"
+	       grep -qE '^read_gpubuf_vs_mlock +[0-9.]+ +at 1 MiB +\\[[0-9.]+\\.\\.[0-9.]+\\] over 3 pairs\$' '$tmp/table.out' &&
+	       grep -q '^# of the ratios of N interleaved pairs' '$tmp/table.out'"
 check "stdout carries no notes, errors or progress" "$tmp/table.out" -- \
 	sh -c "! grep -qE '^(note|ERROR|gpubuf-bench:)' '$tmp/table.out' &&
 	       ! tr '\\r' '@' <'$tmp/table.out' | grep -q @"
@@ -196,7 +221,7 @@ PY
 fi
 run allocratio $bench alloc --sizes 1M,4M --reps 1 --warmup 0 --csv
 check "alloc ratio is taken at the largest size swept (4 MiB), not only at 256 MiB" \
-	"$tmp/allocratio.out" -- grep -qE '^ratio,alloc_gpubuf_vs_anon_[a-z_]+,gpubuf,4194304,0,0,-1,ratio,[0-9.e+-]+,.*,ok,$' "$tmp/allocratio.out"
+	"$tmp/allocratio.out" -- grep -qE '^ratio,alloc_gpubuf_vs_anon_[a-z_]+,gpubuf,4194304,1,1,-1,ratio,[0-9.e+-]+,.*,ok,$' "$tmp/allocratio.out"
 run rsize $bench host $small --ratio-size 4K --csv
 check "--ratio-size 4K takes all six host ratios at 4096 bytes" "$tmp/rsize.out" "$tmp/rsize.err" -- \
 	sh -c "[ \$(grep -cE '^ratio,(read|write|copy)_gpubuf_vs_(mlock|malloc),gpubuf,4096,.*,ok,$' '$tmp/rsize.out') = 6 ]"
@@ -239,20 +264,24 @@ check "read at 256 KiB is faster than memcpy (best of 9), for every memory kind"
 # the pages it finds and once more to populate, so the row paid for walks
 # the gpubuf row does not. Each row now maps without populating and lets a
 # single mlock fault and lock each page. strace shows the system calls.
+# With --reps 1 --warmup 0 each kind allocates twice: its row, then one
+# round of the interleaved ratio; four 1 MiB mlocks in all.
 if command -v strace >/dev/null 2>&1; then
 	strace -f -e trace=mmap,mlock -o "$tmp/walk.trace" \
 		$bench alloc --sizes 1M --reps 1 --warmup 0 >"$tmp/walk.out" 2>&1
-	# NAME KIND: KIND's 1 MiB mapping has no MAP_POPULATE, then one mlock.
+	# NAME KIND: KIND's 1 MiB mappings have no MAP_POPULATE, each then one mlock.
 	walk_check() {
 		check "$1" "$tmp/walk.trace" -- awk -v kind="$2" '
 		$2 ~ /^mmap\(NULL,$/ && $3 == "1048576," &&
 		    (kind == "anon" ? $5 ~ /MAP_ANONYMOUS/ : $5 ~ /^MAP_SHARED,$/) {
 			maps++
 			if ($5 ~ /MAP_POPULATE|MAP_LOCKED/) bad++
+			if (addr != "") bad++	# the previous one was never locked
 			addr = $NF
 		}
+		$2 ~ /^mlock\(/ && $3 == "1048576)" { all++ }
 		$2 == "mlock(" addr "," && $3 == "1048576)" && addr != "" { locks++; addr = "" }
-		END { exit !(maps == 1 && locks == 1 && !bad) }' "$tmp/walk.trace"
+		END { exit !(maps == 2 && locks == 2 && all == 4 && !bad) }' "$tmp/walk.trace"
 	}
 	walk_check "alloc: the anonymous row maps without MAP_POPULATE, then one mlock (strace)" anon
 	walk_check "alloc: the gpubuf row (memfd) maps without MAP_POPULATE, then one mlock (strace)" memfd

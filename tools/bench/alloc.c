@@ -114,15 +114,50 @@ static int alloc_skip(struct bench *b, uint64_t size, char *why, size_t len)
 	return 0;
 }
 
+/* One allocate + map + touch, then the free; seconds of each. */
+static int alloc_once(struct bench *b, enum alloc_kind k, uint64_t size,
+		      double *sec, double *fsec, int *node)
+{
+	long ps = sysconf(_SC_PAGESIZE);
+	struct alloc_one a;
+	uint64_t t0, t1, t2, off;
+	int err;
+
+	t0 = now_ns();
+	err = alloc_get(b, k, size, &a);
+	if (err)
+		return err;
+	for (off = 0; off < size; off += ps)
+		a.ptr[off] = 1;
+	t1 = now_ns();
+	if (node)
+		*node = sys_numa_node_of(a.ptr);
+	alloc_put(k, size, &a);
+	t2 = now_ns();
+	*sec = (t1 - t0) / 1e9;
+	*fsec = (t2 - t1) / 1e9;
+	return 0;
+}
+
+static void alloc_reason(struct result *r, enum alloc_kind k, uint64_t size,
+			 int err)
+{
+	struct rlimit rl;
+
+	result_reason(r, "%s: %s%s",
+		      k == AK_GPUBUF ? "gpubuf_alloc" : "mmap+mlock",
+		      gpubuf_strerror(err),
+		      !getrlimit(RLIMIT_MEMLOCK, &rl) &&
+		      rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < size ?
+		      " (RLIMIT_MEMLOCK below the size?)" : "");
+}
+
 static void alloc_measure(struct bench *b, enum alloc_kind k, uint64_t size,
 			  int warmup, int reps)
 {
-	long ps = sysconf(_SC_PAGESIZE);
 	double *sec = calloc(reps, sizeof(double));
 	double *fsec = calloc(reps, sizeof(double));
 	struct result *r = result_add(b, MODE_ALLOC, RES_OK);
-	struct alloc_one a;
-	struct rlimit rl;
 	char sz[32];
 	int rep, err = 0;
 
@@ -133,24 +168,17 @@ static void alloc_measure(struct bench *b, enum alloc_kind k, uint64_t size,
 	r->threads = 1;
 	fmt_size(sz, sizeof(sz), size);
 	for (rep = 0; rep < warmup + reps && sec && fsec; rep++) {
-		uint64_t t0, t1, t2, off;
+		double s, fs;
 
 		progress("alloc: %-19s %s rep %d/%d", ak_names[k], sz,
 			 rep + 1, warmup + reps);
-		t0 = now_ns();
-		err = alloc_get(b, k, size, &a);
+		err = alloc_once(b, k, size, &s, &fs,
+				 rep == 0 ? &r->numa_node : NULL);
 		if (err)
 			break;
-		for (off = 0; off < size; off += ps)
-			a.ptr[off] = 1;
-		t1 = now_ns();
-		if (rep == 0)
-			r->numa_node = sys_numa_node_of(a.ptr);
-		alloc_put(k, size, &a);
-		t2 = now_ns();
 		if (rep >= warmup) {
-			sec[rep - warmup] = (t1 - t0) / 1e9;
-			fsec[rep - warmup] = (t2 - t1) / 1e9;
+			sec[rep - warmup] = s;
+			fsec[rep - warmup] = fs;
 		}
 	}
 	if (!sec || !fsec) {
@@ -158,12 +186,7 @@ static void alloc_measure(struct bench *b, enum alloc_kind k, uint64_t size,
 		result_reason(r, "out of memory for the measurement");
 	} else if (err) {
 		r->status = RES_SKIPPED;
-		result_reason(r, "%s: %s%s",
-			      k == AK_GPUBUF ? "gpubuf_alloc" : "mmap+mlock",
-			      gpubuf_strerror(err),
-			      !getrlimit(RLIMIT_MEMLOCK, &rl) &&
-			      rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < size ?
-			      " (RLIMIT_MEMLOCK below the size?)" : "");
+		alloc_reason(r, k, size, err);
 	} else {
 		double min, max;
 
@@ -175,6 +198,49 @@ static void alloc_measure(struct bench *b, enum alloc_kind k, uint64_t size,
 	}
 	free(sec);
 	free(fsec);
+}
+
+/*
+ * The ratio: gpubuf and anon_mlock allocated in turns at one size, the
+ * seconds of each round's pair giving one ratio (see struct ratio).
+ */
+static void alloc_ratio(struct bench *b, uint64_t size, int warmup, int reps)
+{
+	int i = ratio_add(b, MODE_ALLOC, "alloc_gpubuf_vs_anon_mlock",
+			  "gpubuf", size);
+	struct ratio *rt = &b->rat[i];
+	double *v, fsec;
+	char sz[32];
+	int rep, k, err;
+
+	if (!ratio_sides(b, rt, "alloc_map_touch", ak_names[AK_ANON]))
+		return;
+	v = calloc(2 * (size_t)reps, sizeof(double));
+	if (!v) {
+		ratio_fail(rt, "out of memory for the measurement");
+		return;
+	}
+	fmt_size(sz, sizeof(sz), size);
+	for (rep = 0; rep < warmup + reps; rep++) {
+		progress("alloc: ratio %s round %d/%d", sz, rep + 1,
+			 warmup + reps);
+		for (k = 0; k < AK_COUNT; k++) {
+			double s;
+
+			err = alloc_once(b, k, size, &s, &fsec, NULL);
+			if (err) {
+				ratio_fail(rt, "interleaved run: %s at %s: %s",
+					   ak_names[k], sz,
+					   gpubuf_strerror(err));
+				goto out;
+			}
+			if (rep >= warmup)
+				v[2 * (rep - warmup) + k] = s;
+		}
+	}
+	ratio_pairs(rt, v, reps);
+out:
+	free(v);
 }
 
 int mode_alloc(struct bench *b)
@@ -194,7 +260,6 @@ int mode_alloc(struct bench *b)
 		fprintf(stderr, "ERROR: alloc: no size left under --max-size\n");
 		return EXIT_FAIL;
 	}
-	b->ratio_size[MODE_ALLOC] = bench_ratio_size(&b->o, sizes, nr);
 	progress_start();
 	for (i = 0; i < nr; i++) {
 		if (alloc_skip(b, sizes[i], why, sizeof(why))) {
@@ -213,6 +278,7 @@ int mode_alloc(struct bench *b)
 		for (k = 0; k < AK_COUNT; k++)
 			alloc_measure(b, k, sizes[i], warmup, reps);
 	}
+	alloc_ratio(b, bench_ratio_size(&b->o, sizes, nr), warmup, reps);
 	progress_end();
 	return EXIT_OK;
 }

@@ -75,6 +75,28 @@ struct header {
 	char open_error[256];	/* gpubuf_open_err() message, if it failed */
 };
 
+/*
+ * A compass ratio, num's metric over another memory's at one size. Taken
+ * from interleaved repetitions A, B, A, B, ... with one ratio per pair, so
+ * a machine that speeds up or slows down during the run (turbo, a busy
+ * neighbour, an emulator) moves both sides of each pair alike; separate
+ * blocks of A and then B would put that drift into the ratio. med, min and
+ * max are over the pair ratios. When ok is 0, reason says which side
+ * could not be measured and why; the ratio is printed as unavailable.
+ */
+struct ratio {
+	enum bench_mode mode;
+	char name[48];
+	char num[24];		/* numerator's memory, e.g. "gpubuf" */
+	uint64_t size_bytes;
+	int threads;
+	int ok;
+	int pairs;
+	double med, min, max;
+	double *pair;		/* the pair ratios, in run order */
+	char reason[560];
+};
+
 /* Global state of a run. */
 struct bench {
 	struct bench_opts o;
@@ -83,8 +105,8 @@ struct bench {
 	struct header hdr;
 	struct result *res;
 	int nr_res, cap_res;
-	/* Size of the mode's gpubuf/other ratios; 0 = no ratios (not run). */
-	uint64_t ratio_size[MODE_COUNT];
+	struct ratio *rat;
+	int nr_rat, cap_rat;
 };
 
 /* options.c */
@@ -115,6 +137,26 @@ void result_reason(struct result *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Read/write bytes so the compiler cannot drop the work. */
 extern volatile uint64_t bench_sink;
+
+/* ratio.c */
+/*
+ * Appends a ratio record (unmeasured: ok 0, empty reason) and returns its
+ * index; pointers into b->rat do not survive the next ratio_add().
+ */
+int ratio_add(struct bench *b, enum bench_mode m, const char *name,
+	      const char *num, uint64_t size);
+/*
+ * Whether num and den both have an ok row of op at the ratio's size; if
+ * not, the ratio's reason names each missing side and why (its skipped or
+ * unavailable row, or that the size was not swept).
+ */
+int ratio_sides(const struct bench *b, struct ratio *rt, const char *op,
+		const char *den);
+/* n interleaved pairs v[2i] (num) and v[2i + 1] (den): ok, or a reason. */
+void ratio_pairs(struct ratio *rt, const double *v, int n);
+void ratio_fail(struct ratio *rt, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void ratio_free_all(struct bench *b);
 
 /* Each mode returns EXIT_OK, EXIT_FAIL or EXIT_UNSUPPORTED. */
 int bench_need_ctx(struct bench *b, enum bench_mode m);

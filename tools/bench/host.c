@@ -8,6 +8,11 @@
  * run long enough for the clock. With --threads N the buffer is split into
  * N contiguous parts, one per thread; threads start together at a barrier
  * and a repetition takes as long as its slowest thread.
+ *
+ * The gpubuf/other ratios are not read off the rows: after the sweep, at
+ * the ratio size, each op runs gpubuf and the other memory in turns (one
+ * round times A then B, with the same threads and walks), and each
+ * round's two repetitions give one ratio.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -92,13 +97,18 @@ static void kern_copy(void *dst, const void *src, size_t bytes)
 
 /* ---- one timed measurement ------------------------------------------- */
 
+/*
+ * sets 1: one buffer pair, as in the sweep. sets 2: two buffer pairs taken
+ * in turns, set 0 then set 1 in every round, for interleaved ratios.
+ */
 struct host_run {
 	enum host_op op;
-	char *src, *dst;
+	char *src[2], *dst[2];
+	int sets;
 	size_t size;
 	int threads;
 	uint64_t iters;
-	int total;		/* warm-up + timed repetitions */
+	int total;		/* (warm-up + timed rounds) * sets */
 	pthread_barrier_t bar;
 	double *ns;		/* [total][threads] */
 };
@@ -122,16 +132,18 @@ static void *host_worker_fn(void *arg)
 	hi = w->id == r->threads - 1 ? words : lo + per;
 	len = hi - lo;
 	for (rep = 0; rep < r->total; rep++) {
+		uint64_t *src = (uint64_t *)r->src[rep % r->sets];
+		uint64_t *dst = (uint64_t *)r->dst[rep % r->sets];
+
 		pthread_barrier_wait(&r->bar);
 		t0 = now_ns();
 		for (it = 0; it < r->iters; it++) {
 			if (r->op == OP_READ)
-				kern_read((uint64_t *)r->src + lo, len);
+				kern_read(src + lo, len);
 			else if (r->op == OP_WRITE)
-				kern_write((uint64_t *)r->dst + lo, len, it + rep);
+				kern_write(dst + lo, len, it + rep);
 			else
-				kern_copy((uint64_t *)r->dst + lo,
-					  (uint64_t *)r->src + lo, len * 8);
+				kern_copy(dst + lo, src + lo, len * 8);
 			BARRIER();
 		}
 		r->ns[rep * r->threads + w->id] = (double)(now_ns() - t0);
@@ -139,21 +151,22 @@ static void *host_worker_fn(void *arg)
 	return NULL;
 }
 
-/* Runs warm-up and timed repetitions; fills med/min/max in GB/s. */
+/*
+ * Runs warm-up and timed rounds; gbps gets reps * sets values in run
+ * order (round-major), each in GB/s.
+ */
 static int host_measure(struct host_run *r, int warmup, int reps,
-			struct result *res)
+			double *gbps)
 {
 	struct host_worker *w;
 	pthread_t *tids;
-	double *gbps;
 	int i, t, err = 0;
 
-	r->total = warmup + reps;
+	r->total = (warmup + reps) * r->sets;
 	r->ns = calloc((size_t)r->total * r->threads, sizeof(double));
 	w = calloc(r->threads, sizeof(*w));
 	tids = calloc(r->threads, sizeof(*tids));
-	gbps = calloc(reps, sizeof(double));
-	if (!r->ns || !w || !tids || !gbps ||
+	if (!r->ns || !w || !tids ||
 	    pthread_barrier_init(&r->bar, NULL, r->threads)) {
 		err = -ENOMEM;
 		goto out;
@@ -176,21 +189,18 @@ static int host_measure(struct host_run *r, int warmup, int reps,
 	for (t = 1; t < r->threads; t++)
 		pthread_join(tids[t], NULL);
 	pthread_barrier_destroy(&r->bar);
-	for (i = 0; i < reps; i++) {
+	for (i = 0; i < reps * r->sets; i++) {
+		const double *ns = r->ns + (size_t)(warmup * r->sets + i) *
+					   r->threads;
 		double slowest = 1;
 
-		for (t = 0; t < r->threads; t++) {
-			double v = r->ns[(warmup + i) * r->threads + t];
-
-			if (v > slowest)
-				slowest = v;
-		}
+		for (t = 0; t < r->threads; t++)
+			if (ns[t] > slowest)
+				slowest = ns[t];
 		/* bytes per ns is 1e9 bytes per second: GB/s */
 		gbps[i] = (double)r->size * (double)r->iters / slowest;
 	}
-	stats(gbps, reps, &res->med, &res->min, &res->max);
 out:
-	free(gbps);
 	free(tids);
 	free(w);
 	free(r->ns);
@@ -332,9 +342,10 @@ static void host_one_size(struct bench *b, enum host_kind k, uint64_t size,
 	}
 	for (op = 0; op < OP_COUNT; op++) {
 		struct host_run run = {
-			.op = op, .src = src.ptr, .dst = dst.ptr, .size = size,
-			.threads = b->o.threads,
+			.op = op, .src = { src.ptr }, .dst = { dst.ptr },
+			.sets = 1, .size = size, .threads = b->o.threads,
 		};
+		double *gbps = calloc(reps, sizeof(double));
 
 		progress("host: %-7s %-5s %s", kind_names[k], op_names[op], sz);
 		run.iters = b->o.rep_bytes / size ? b->o.rep_bytes / size : 1;
@@ -345,13 +356,124 @@ static void host_one_size(struct bench *b, enum host_kind k, uint64_t size,
 		r->threads = b->o.threads;
 		r->reps = reps;
 		r->numa_node = sys_numa_node_of(src.ptr);
-		if (host_measure(&run, warmup, reps, r)) {
+		if (!gbps || host_measure(&run, warmup, reps, gbps)) {
 			r->status = RES_SKIPPED;
 			result_reason(r, "out of memory for the measurement");
+		} else {
+			stats(gbps, reps, &r->med, &r->min, &r->max);
 		}
+		free(gbps);
 	}
 	host_free(&dst);
 	host_free(&src);
+}
+
+/* ---- ratios: gpubuf and another memory in turns ------------------------ */
+
+static const enum host_kind ratio_dens[] = { KIND_MLOCK, KIND_MALLOC };
+#define NR_DENS	2
+
+/* The two buffers of one side, or a reason. */
+static int host_ratio_pair(struct bench *b, enum host_kind k, uint64_t size,
+			   struct membuf m[2], char *why, size_t len)
+{
+	char sz[32], err[160] = "";
+
+	if (!host_alloc(b, k, size, &m[0], err, sizeof(err)) &&
+	    !host_alloc(b, k, size, &m[1], err, sizeof(err)))
+		return 0;
+	if (m[0].ptr)
+		host_free(&m[0]);
+	fmt_size(sz, sizeof(sz), size);
+	snprintf(why, len, "interleaved run: %s at %s: %s", kind_names[k], sz,
+		 err);
+	return -ENOMEM;
+}
+
+/* One op, gpubuf (set 0) against den (set 1), into ratio rt. */
+static void host_ratio_run(struct bench *b, struct ratio *rt, enum host_op op,
+			   struct membuf g[2], struct membuf d[2],
+			   uint64_t size, int warmup, int reps)
+{
+	struct host_run run = {
+		.op = op, .src = { g[0].ptr, d[0].ptr },
+		.dst = { g[1].ptr, d[1].ptr }, .sets = 2, .size = size,
+		.threads = b->o.threads,
+	};
+	double *gbps = calloc(2 * (size_t)reps, sizeof(double));
+
+	run.iters = b->o.rep_bytes / size ? b->o.rep_bytes / size : 1;
+	if (!gbps || host_measure(&run, warmup, reps, gbps))
+		ratio_fail(rt, "out of memory for the measurement");
+	else
+		ratio_pairs(rt, gbps, reps);
+	free(gbps);
+}
+
+static void host_ratios(struct bench *b, uint64_t size, int warmup, int reps)
+{
+	struct membuf g[2] = { { 0 } }, d[2];
+	int first = b->nr_rat, ready[OP_COUNT][NR_DENS];
+	uint64_t avail = 0;
+	char why[272] = "", name[48], sz[32];
+	int op, k, need = 0;
+
+	for (op = 0; op < OP_COUNT; op++) {
+		for (k = 0; k < NR_DENS; k++) {
+			const char *den = kind_names[ratio_dens[k]];
+			int i;
+
+			snprintf(name, sizeof(name), "%s_gpubuf_vs_%s",
+				 op_names[op], den);
+			i = ratio_add(b, MODE_HOST, name, "gpubuf", size);
+			b->rat[i].threads = b->o.threads;
+			ready[op][k] = ratio_sides(b, &b->rat[i], op_names[op],
+						   den);
+			need |= ready[op][k];
+		}
+	}
+	if (!need)
+		return;
+	/* Both sides' buffers live at once: four of them. */
+	fmt_size(sz, sizeof(sz), size);
+	if (!sys_meminfo("MemAvailable", &avail) && 4 * size > avail / 8 * 7)
+		snprintf(why, sizeof(why),
+			 "interleaved run: four buffers of %s exceed 7/8 of MemAvailable",
+			 sz);
+	else
+		host_ratio_pair(b, KIND_GPUBUF, size, g, why, sizeof(why));
+	for (k = 0; k < NR_DENS; k++) {
+		int have_d = 0;
+
+		if (!ready[0][k] && !ready[1][k] && !ready[2][k])
+			continue;
+		if (!why[0] && !host_ratio_pair(b, ratio_dens[k], size, d, why,
+						 sizeof(why)))
+			have_d = 1;
+		for (op = 0; op < OP_COUNT; op++) {
+			struct ratio *rt = &b->rat[first + op * NR_DENS + k];
+
+			if (!ready[op][k])
+				continue;
+			if (!have_d) {
+				ratio_fail(rt, "%s", why);
+				continue;
+			}
+			progress("host: ratio %-5s gpubuf/%s %s", op_names[op],
+				 kind_names[ratio_dens[k]], sz);
+			host_ratio_run(b, rt, op, g, d, size, warmup, reps);
+		}
+		if (have_d) {
+			host_free(&d[1]);
+			host_free(&d[0]);
+		} else if (g[0].ptr) {
+			why[0] = '\0';	/* only this denominator failed */
+		}
+	}
+	if (g[0].ptr) {
+		host_free(&g[1]);
+		host_free(&g[0]);
+	}
 }
 
 int mode_host(struct bench *b)
@@ -380,7 +502,6 @@ int mode_host(struct bench *b)
 			return EXIT_FAIL;
 		}
 	}
-	b->ratio_size[MODE_HOST] = bench_ratio_size(&b->o, sizes, nr);
 	progress_start();
 	for (k = 0; k < KIND_COUNT; k++) {
 		if (host_kind_unavailable(k, why, sizeof(why))) {
@@ -396,6 +517,7 @@ int mode_host(struct bench *b)
 		for (i = 0; i < nr; i++)
 			host_one_size(b, k, sizes[i], warmup, reps);
 	}
+	host_ratios(b, bench_ratio_size(&b->o, sizes, nr), warmup, reps);
 	progress_end();
 	return EXIT_OK;
 }

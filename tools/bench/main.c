@@ -92,6 +92,7 @@ int main(int argc, char **argv)
 	if (b.o.plot && plot_write(&b, b.o.plot) != EXIT_OK)
 		failed++;
 	gpubuf_close(b.ctx);
+	ratio_free_all(&b);
 	free(b.res);
 	if (failed)
 		return EXIT_FAIL;

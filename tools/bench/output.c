@@ -24,106 +24,6 @@ const char *bench_metric(enum bench_mode m)
 	}
 }
 
-/* ---- compass ratios ---------------------------------------------------- */
-
-#define MAX_RATIOS	16
-
-/*
- * gpubuf's median over another memory's, both measured at size_bytes (the
- * mode's ratio size). When either side has no measurement there, ok is 0
- * and reason says which side and why; the ratio is printed as unavailable,
- * never dropped or moved to another size.
- */
-struct ratio {
-	char name[48];
-	double value;
-	uint64_t size_bytes;
-	int ok;
-	char reason[560];
-};
-
-static const struct result *find(const struct bench *b, enum bench_mode m,
-				 const char *op, const char *mem, uint64_t size)
-{
-	int i;
-
-	for (i = 0; i < b->nr_res; i++) {
-		const struct result *r = &b->res[i];
-
-		if (r->mode == m && r->status == RES_OK && r->size_bytes == size &&
-		    !strcmp(r->op, op) && !strcmp(r->memory, mem) && r->med > 0)
-			return r;
-	}
-	return NULL;
-}
-
-/* Why mem has no op measurement at size: its skipped/unavailable row. */
-static void side_reason(const struct bench *b, enum bench_mode m,
-			const char *op, const char *mem, uint64_t size,
-			char *out, size_t len)
-{
-	char sz[32];
-	int i;
-
-	fmt_size(sz, sizeof(sz), size);
-	for (i = 0; i < b->nr_res; i++) {
-		const struct result *r = &b->res[i];
-
-		if (r->mode != m || r->status == RES_OK ||
-		    strcmp(r->memory, mem) ||
-		    (r->size_bytes && r->size_bytes != size) ||
-		    (strcmp(r->op, op) && strcmp(r->op, "all")))
-			continue;
-		snprintf(out, len, "%s at %s %s: %s", mem, sz,
-			 status_names[r->status], r->reason);
-		return;
-	}
-	snprintf(out, len, "%s not measured at %s (not among the %s sizes)",
-		 mem, sz, mode_name(m));
-}
-
-static void ratio_one(const struct bench *b, enum bench_mode m,
-		      const char *op, const char *other, struct ratio *out)
-{
-	uint64_t size = b->ratio_size[m];
-	const struct result *num = find(b, m, op, "gpubuf", size);
-	const struct result *den = find(b, m, op, other, size);
-	char why[2][272];
-
-	memset(out, 0, sizeof(*out));
-	snprintf(out->name, sizeof(out->name), "%s_gpubuf_vs_%s",
-		 m == MODE_ALLOC ? "alloc" : op, other);
-	out->size_bytes = size;
-	if (num && den) {
-		out->ok = 1;
-		out->value = num->med / den->med;
-		return;
-	}
-	if (!num)
-		side_reason(b, m, op, "gpubuf", size, why[0], sizeof(why[0]));
-	if (!den)
-		side_reason(b, m, op, other, size, why[1], sizeof(why[1]));
-	snprintf(out->reason, sizeof(out->reason), "%s%s%s",
-		 num ? "" : why[0], !num && !den ? "; " : "",
-		 den ? "" : why[1]);
-}
-
-/* Ratios of the modes that measured something; see struct ratio. */
-static int ratios(const struct bench *b, struct ratio *out)
-{
-	static const char *const ops[] = { "read", "write", "copy" };
-	static const char *const dens[] = { "mlock", "malloc" };
-	int n = 0, o, d;
-
-	for (o = 0; b->ratio_size[MODE_HOST] && o < 3; o++)
-		for (d = 0; d < 2; d++)
-			ratio_one(b, MODE_HOST, ops[o], dens[d], &out[n++]);
-	if (b->ratio_size[MODE_ALLOC])
-		ratio_one(b, MODE_ALLOC, "alloc_map_touch",
-			  "anon_mlock", &out[n++]);
-	return n;
-}
-
 /* ---- table ------------------------------------------------------------- */
 
 static const char *node_str(int node, char buf[12])
@@ -218,8 +118,7 @@ static void table_row(const struct result *r)
 
 static void output_table(struct bench *b)
 {
-	struct ratio rt[MAX_RATIOS];
-	int m, i, n;
+	int m, i;
 
 	table_header(&b->hdr);
 	for (m = 0; m < MODE_COUNT; m++) {
@@ -242,20 +141,23 @@ static void output_table(struct bench *b)
 			if (b->res[i].mode == (enum bench_mode)m)
 				table_row(&b->res[i]);
 	}
-	n = ratios(b, rt);
-	if (!n)
+	if (!b->nr_rat)
 		return;
-	printf("\n# ratios: gpubuf / other, both sides at the size shown (bandwidth: >1 faster; alloc s/GiB: >1 slower)\n");
-	for (i = 0; i < n; i++) {
+	printf("\n# ratios: numerator / denominator, both at the size shown: median [min..max]\n"
+	       "# of the ratios of N interleaved pairs (A, B, A, B, ...; one ratio per pair);\n"
+	       "# bandwidth >1: numerator faster; s/GiB or time >1: numerator slower\n");
+	for (i = 0; i < b->nr_rat; i++) {
+		const struct ratio *rt = &b->rat[i];
 		char sz[32];
 
-		fmt_size(sz, sizeof(sz), rt[i].size_bytes);
-		if (rt[i].ok)
-			printf("%-36s %6.3f  at %s\n", rt[i].name,
-			       rt[i].value, sz);
+		fmt_size(sz, sizeof(sz), rt->size_bytes);
+		if (rt->ok)
+			printf("%-36s %6.3f  at %s  [%.3f..%.3f] over %d pairs\n",
+			       rt->name, rt->med, sz, rt->min, rt->max,
+			       rt->pairs);
 		else
-			printf("%-36s unavailable at %s: %s\n", rt[i].name,
-			       sz, rt[i].reason);
+			printf("%-36s unavailable at %s: %s\n", rt->name,
+			       sz, rt->reason);
 	}
 }
 
@@ -280,8 +182,7 @@ static void csv_str(const char *s, const char *sep)
 
 static void output_csv(struct bench *b)
 {
-	struct ratio rt[MAX_RATIOS];
-	int i, n;
+	int i;
 
 	printf("mode,op,memory,size_bytes,threads,reps,numa_node,metric,"
 	       "median,min,max,seconds,free_seconds,status,reason\n");
@@ -296,13 +197,15 @@ static void output_csv(struct bench *b)
 		csv_str(status_names[r->status], ",");
 		csv_str(r->reason, "\n");
 	}
-	n = ratios(b, rt);
-	for (i = 0; i < n; i++) {
-		printf("ratio,%s,gpubuf,%llu,0,0,-1,ratio,%.6g,%.6g,%.6g,0,0,",
-		       rt[i].name, (unsigned long long)rt[i].size_bytes,
-		       rt[i].value, rt[i].value, rt[i].value);
-		csv_str(rt[i].ok ? "ok" : "unavailable", ",");
-		csv_str(rt[i].reason, "\n");
+	/* Ratios: threads and reps are the run's threads and pair count. */
+	for (i = 0; i < b->nr_rat; i++) {
+		const struct ratio *rt = &b->rat[i];
+
+		printf("ratio,%s,%s,%llu,%d,%d,-1,ratio,%.6g,%.6g,%.6g,0,0,",
+		       rt->name, rt->num, (unsigned long long)rt->size_bytes,
+		       rt->threads, rt->pairs, rt->med, rt->min, rt->max);
+		csv_str(rt->ok ? "ok" : "unavailable", ",");
+		csv_str(rt->reason, "\n");
 	}
 }
 
@@ -388,11 +291,36 @@ static void json_result(struct json *j, const struct result *r)
 	json_obj_end(j);
 }
 
+static void json_ratio(struct json *j, const struct ratio *rt)
+{
+	int i;
+
+	json_obj_begin(j, rt->name);
+	json_str(j, "status", rt->ok ? "ok" : "unavailable");
+	if (rt->ok) {
+		json_dbl(j, "ratio", rt->med);
+		json_dbl(j, "ratio_min", rt->min);
+		json_dbl(j, "ratio_max", rt->max);
+	}
+	json_str(j, "numerator", rt->num);
+	json_u64(j, "size_bytes", rt->size_bytes);
+	json_str(j, "method", "interleaved pairs");
+	json_int(j, "pairs", rt->pairs);
+	if (rt->ok) {
+		json_arr_begin(j, "pair_ratios");
+		for (i = 0; i < rt->pairs; i++)
+			json_dbl(j, NULL, rt->pair[i]);
+		json_arr_end(j);
+	} else {
+		json_str(j, "reason", rt->reason);
+	}
+	json_obj_end(j);
+}
+
 static void output_json(struct bench *b)
 {
-	struct ratio rt[MAX_RATIOS];
 	struct json j;
-	int i, n;
+	int i;
 
 	json_init(&j, stdout);
 	json_obj_begin(&j, NULL);
@@ -402,17 +330,8 @@ static void output_json(struct bench *b)
 		json_result(&j, &b->res[i]);
 	json_arr_end(&j);
 	json_obj_begin(&j, "ratios");
-	n = ratios(b, rt);
-	for (i = 0; i < n; i++) {
-		json_obj_begin(&j, rt[i].name);
-		json_str(&j, "status", rt[i].ok ? "ok" : "unavailable");
-		if (rt[i].ok)
-			json_dbl(&j, "ratio", rt[i].value);
-		json_u64(&j, "size_bytes", rt[i].size_bytes);
-		if (!rt[i].ok)
-			json_str(&j, "reason", rt[i].reason);
-		json_obj_end(&j);
-	}
+	for (i = 0; i < b->nr_rat; i++)
+		json_ratio(&j, &b->rat[i]);
 	json_obj_end(&j);
 	json_obj_end(&j);
 	json_finish(&j);
