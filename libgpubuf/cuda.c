@@ -590,22 +590,28 @@ static int gpubuf_no_cuda(void)
 	return -EOPNOTSUPP;
 }
 
+/* Argument errors are reported as in a CUDA build, then the lack of CUDA. */
 GPUBUF_EXPORT int gpubuf_cuda_device_count(int *count)
 {
-	(void)count;
+	if (!count)
+		return -EINVAL;
 	return gpubuf_no_cuda();
 }
 
 GPUBUF_EXPORT int gpubuf_cuda_register(struct gpubuf *buf, int device,
 				       unsigned int flags, uint64_t *devptr)
 {
-	(void)buf, (void)device, (void)flags, (void)devptr;
+	(void)device;
+	if (!buf || !devptr || (flags & ~GPUBUF_CUDA_REGISTER_VALID_FLAGS))
+		return -EINVAL;
 	return gpubuf_no_cuda();
 }
 
 GPUBUF_EXPORT int gpubuf_cuda_unregister(struct gpubuf *buf, int device)
 {
-	(void)buf, (void)device;
+	(void)device;
+	if (!buf)
+		return -EINVAL;
 	return gpubuf_no_cuda();
 }
 
@@ -627,7 +633,9 @@ GPUBUF_EXPORT int gpubuf_cuda_matrix_view(const struct gpubuf_matrix *m,
 					  int device,
 					  struct gpubuf_cuda_matrix *out)
 {
-	(void)m, (void)device, (void)out;
+	(void)device;
+	if (!m || !out)
+		return -EINVAL;
 	return gpubuf_no_cuda();
 }
 

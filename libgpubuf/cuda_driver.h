@@ -97,8 +97,9 @@ int gpubuf_cu_kernel(const struct gpubuf_cu *cu, int device,
 		     enum gpubuf_cu_kernel k, CUfunction *fn);
 
 /*
- * Streaming kernels for bandwidth measurements: read (sum into *sink) or
- * write every 16-byte word of [ptr, ptr + bytes), bytes a multiple of 16,
+ * Streaming kernels for bandwidth measurements: read (folded into one
+ * 32-bit value, stored at sink only when it equals a magic constant, so
+ * the loads stay; sink may be 0) or write every 16-byte word of [ptr, ptr + bytes), bytes a multiple of 16,
  * queued on stream. Context must be current.
  */
 int gpubuf_cu_stream_read(const struct gpubuf_cu *cu, int device,

@@ -56,7 +56,8 @@ make -s -C "$top/tools" CUDA_HOME="$CUDA_HOME" -j"$jobs" all \
 # address-space reservations do not mix by default.
 cc -std=gnu11 -O2 -g -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -pthread \
 	-I"$top/libgpubuf/include" -I"$build/lib/include" \
-	-DGPUBUF_HAVE_CUDA -idirafter "$CUDA_HOME/include" \
+	-DGPUBUF_HAVE_CUDA -DGPUBUF_HAVE_CUDA_KERNELS \
+	-idirafter "$CUDA_HOME/include" \
 	-o "$build/cuda-test" "$top/tests/lib/cuda.c" "$build/lib/libgpubuf.a" \
 	-pthread -lm -ldl >>"$out/build.log" 2>&1 || fail "test build (see $out/build.log)"
 say "# built in $(($(date +%s) - t0)) s"

@@ -52,6 +52,11 @@ static int no_driver_every_call_fails(void)
 	struct gpubuf_matrix m;
 	uint64_t devptr = 0xdead;
 	int want = t_no_cuda_err(), n = -1;
+#if defined(GPUBUF_HAVE_CUDA) && !defined(GPUBUF_HAVE_CUDA_KERNELS)
+	int want_launch = -EOPNOTSUPP;		/* built without nvcc */
+#else
+	int want_launch = want;
+#endif
 
 	T_CHECK(want == -ENODEV || want == -EOPNOTSUPP);
 	printf("# no CUDA here: %s (%s)\n", gpubuf_strerror(want),
@@ -69,8 +74,8 @@ static int no_driver_every_call_fails(void)
 	/* Built with CUDA, "not registered" outranks "no driver". */
 	T_EQ(gpubuf_cuda_unregister(m.buf, 0),
 	     want == -EOPNOTSUPP ? -EOPNOTSUPP : -ENXIO);
-	T_EQ(gpubuf_cuda_gemv(1.0, &dm, &dx, 0.0, &dy, NULL), want);
-	T_EQ(gpubuf_cuda_gemm(1.0, &dm, &dm, 0.0, &dc, NULL), want);
+	T_EQ(gpubuf_cuda_gemv(1.0, &dm, &dx, 0.0, &dy, NULL), want_launch);
+	T_EQ(gpubuf_cuda_gemm(1.0, &dm, &dm, 0.0, &dc, NULL), want_launch);
 	T_CHECK(last_error_says_why() == T_PASS);
 	/* Nothing registered, so no device view and no kDLCUDA tensor. */
 	T_EQ(gpubuf_cuda_matrix_view(&m, 0, &dm),
