@@ -75,6 +75,15 @@ if [ -f libgpubuf/Makefile ]; then
 		sh -c 'make -s -C libgpubuf O="$1" CFLAGS="-O2 -flto" &&
 			libgpubuf/check-symbols.sh "$1/libgpubuf.so.$2"' \
 		sh "$top/build/lib-lto" "$(cat VERSION)"
+	# Without a CUDA toolkit the library still builds, says so once,
+	# exports the same symbols and its CUDA calls answer -EOPNOTSUPP.
+	rm -rf "$top/build/lib-nocuda"
+	step "libgpubuf builds without a CUDA toolkit and says so once" \
+		sh -c 'make -C libgpubuf O="$1" CUDA_HOME=/nonexistent all tests >"$1.log" 2>&1 &&
+			[ "$(grep -c "CUDA support off: no /nonexistent/include/cuda.h" "$1.log")" = 1 ] &&
+			libgpubuf/check-symbols.sh "$1/libgpubuf.so.$2" &&
+			GPUBUF_BACKEND=memfd libgpubuf/run-tests.sh "$1/tests/cuda"' \
+		sh "$top/build/lib-nocuda" "$(cat VERSION)"
 	step "libgpubuf guest tests build" \
 		make -s -C libgpubuf tests-static OUT="$guest_tests" PREFIX_TESTS=50-lib- || finish
 fi
