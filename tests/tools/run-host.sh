@@ -162,6 +162,12 @@ check "stdout carries no notes, errors or progress" "$tmp/table.out" -- \
 check "stderr names backend and library" "$tmp/table.err" -- \
 	grep -q '^gpubuf-bench: backend memfd, library ' "$tmp/table.err"
 
+run size1 $bench host --size 1M --rep-bytes 1M --reps 2 --warmup 0 --csv
+check "--size 1M measures host at 1 MiB only, ratios there" "$tmp/size1.out" "$tmp/size1.err" -- \
+	awk -F, '$1 == "host" && $14 == "ok" { n++; if ($4 != 1048576) bad++ }
+		$1 == "ratio" && $14 == "ok" && $4 == 1048576 { r++ }
+		END { exit !(n == 9 && r == 6 && !bad) }' "$tmp/size1.out"
+
 # ---- ratios: one stated size for both sides --------------------------------
 # Issue 7, item 13: ratios were taken at "the largest gpubuf size that
 # succeeded", so an mlock refused by RLIMIT_MEMLOCK made vs_mlock vanish and
@@ -291,7 +297,8 @@ else
 fi
 
 # ---- usage errors ----------------------------------------------------------
-for args in "--bogus" "host --sizes 12Q" "host --threads 0" "nosuchmode" ""; do
+for args in "--bogus" "host --sizes 12Q" "host --threads 0" "nosuchmode" "" \
+	    "cuda --device -1" "cuda --device x" "cuda --size 0"; do
 	run usage $bench $args
 	check "'gpubuf-bench $args' exits 2, usage on stderr, nothing on stdout" \
 		"$tmp/usage.err" -- sh -c "[ \$(cat '$tmp/usage.rc') = 2 ] &&
@@ -304,12 +311,62 @@ check "--help prints usage on stdout and exits 0" "$tmp/help.out" -- \
 	sh -c "rc_=\$(cat '$tmp/help.rc'); [ \$rc_ = 0 ] && grep -q '^usage: gpubuf-bench' '$tmp/help.out'"
 
 # ---- unavailable modes -----------------------------------------------------
+# cuda without a usable NVIDIA driver: one unavailable line whose reason is
+# libgpubuf's (the same text gpubuf-info shows), or that gpubuf-bench was
+# built without CUDA; exit 77 in every output format.
+cuda_usable=0
+"$info" --json 2>/dev/null | grep -q '"usable": true' && cuda_usable=1
+# Reason gpubuf-info gives for cuda ("" if none), from its text output.
+cuda_why=$("$info" 2>/dev/null | sed -n 's/^cuda  *unavailable: //p; s/^cuda  *libcuda.so.1 version [^,]*, unusable: //p')
 run cuda $bench cuda
-if "$info" --json 2>/dev/null | grep -q '"usable": true'; then
-	skip "cuda alone exits 77 with an unavailable line" "a GPU runtime is present"
+run cudajson $bench cuda --json
+run cudacsv $bench cuda --csv
+if [ $cuda_usable = 1 ]; then
+	for t in "cuda alone exits 77, naming the missing driver (table)" \
+		 "cuda --json exits 77 with the reason and no ratios" \
+		 "cuda --csv exits 77 with one unavailable row"; do
+		skip "$t" "a GPU runtime is present"
+	done
 else
-	check "cuda alone exits 77 with an unavailable line" "$tmp/cuda.out" -- \
-		sh -c "[ \$(cat '$tmp/cuda.rc') = 77 ] && grep -q '^cuda: unavailable: ' '$tmp/cuda.out'"
+	check "cuda alone exits 77, naming the missing driver (table)" "$tmp/cuda.out" -- \
+		sh -c "[ \$(cat '$tmp/cuda.rc') = 77 ] &&
+		       line=\$(grep '^cuda: unavailable: ' '$tmp/cuda.out') &&
+		       why=\${line#cuda: unavailable: } &&
+		       { [ \"\$why\" = 'gpubuf-bench was built without CUDA support' ] ||
+		         { [ \"\$why\" = \"\$1\" ] &&
+		           echo \"\$why\" | grep -qE 'NVIDIA driver|CUDA device|cuInit|CUDA support'; }; } &&
+		       [ \$(grep -c '^cuda' '$tmp/cuda.out') = 1 ]" sh "$cuda_why"
+	if [ $have_py = 1 ]; then
+		check "cuda --json exits 77 with the reason and no ratios" \
+			"$tmp/cudajson.out" "$tmp/cudajson.err" -- sh -c "[ \$(cat '$tmp/cudajson.rc') = 77 ] &&
+			python3 - '$tmp/cudajson.out' '$tmp/cuda.out'" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+res = [r for r in d["results"] if r["mode"] == "cuda"]
+assert len(res) == 1, res
+r = res[0]
+assert r["status"] == "unavailable" and r["op"] == "all", r
+line = [l for l in open(sys.argv[2]) if l.startswith("cuda: unavailable: ")][0]
+assert r["reason"] == line[len("cuda: unavailable: "):].rstrip("\n"), r
+assert d["ratios"] == {}, d["ratios"]
+PY
+	else
+		skip "cuda --json exits 77 with the reason and no ratios" "python3 not found"
+	fi
+	check "cuda --csv exits 77 with one unavailable row" "$tmp/cudacsv.out" -- \
+		sh -c "[ \$(cat '$tmp/cudacsv.rc') = 77 ] && [ \$(wc -l <'$tmp/cudacsv.out') = 2 ] &&
+		       grep -qE '^cuda,all,-,0,0,0,-1,,0,0,0,0,0,unavailable,.*(NVIDIA driver|CUDA device|cuInit|CUDA support)' '$tmp/cudacsv.out'"
+fi
+# Every path of the cuda mode frees what it took: here the no-driver one.
+if command -v valgrind >/dev/null 2>&1 && [ $cuda_usable = 0 ]; then
+	run cudavg valgrind --leak-check=full --show-leak-kinds=definite,indirect \
+		--errors-for-leak-kinds=definite,indirect --error-exitcode=99 \
+		$bench cuda --json
+	check "cuda without a driver exits 77 and leaks nothing (valgrind)" "$tmp/cudavg.err" -- \
+		sh -c "[ \$(cat '$tmp/cudavg.rc') = 77 ] && grep -q 'ERROR SUMMARY: 0 errors' '$tmp/cudavg.err'"
+else
+	skip "cuda without a driver exits 77 and leaks nothing (valgrind)" \
+		"valgrind not found, or a GPU runtime is present"
 fi
 run drm $bench drm --json
 check "drm on the memfd backend is unavailable with a reason (exit 77)" "$tmp/drm.out" -- \

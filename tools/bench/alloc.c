@@ -213,7 +213,8 @@ static void alloc_ratio(struct bench *b, uint64_t size, int warmup, int reps)
 	char sz[32];
 	int rep, k, err;
 
-	if (!ratio_sides(b, rt, "alloc_map_touch", ak_names[AK_ANON]))
+	if (!ratio_sides(b, rt, "alloc_map_touch", "alloc_map_touch",
+			 ak_names[AK_ANON]))
 		return;
 	v = calloc(2 * (size_t)reps, sizeof(double));
 	if (!v) {

@@ -38,6 +38,7 @@ struct bench_opts {
 	int warmup;			/* -1 = the mode's default */
 	const char *plot;
 	const char *drm_card;
+	int device;			/* --device: CUDA device ordinal */
 };
 
 enum result_status { RES_OK, RES_UNAVAILABLE, RES_SKIPPED, RES_INFO };
@@ -51,9 +52,14 @@ struct result {
 	int threads;
 	int reps;
 	int numa_node;		/* -1 unknown */
-	double med, min, max;	/* in the mode's metric (bench_metric()) */
-	double seconds;		/* alloc: median seconds of alloc+map+touch */
-	double free_seconds;	/* alloc: median seconds of free/unmap */
+	const char *metric;	/* unit of med/min/max; NULL: bench_metric() */
+	double med, min, max;	/* in result_metric() */
+	double seconds;		/* alloc: median seconds of alloc+map+touch;
+				 * cuda: of one register or one operation */
+	double free_seconds;	/* alloc: median seconds of free/unmap;
+				 * cuda: of one unregister */
+	const char *rate_name;	/* cuda: a rate derived from med, or NULL */
+	double rate;
 	char reason[192];	/* unavailable/skipped reason, or info text */
 	char version[32];	/* cuda/hsa: runtime version */
 	int device_count;	/* cuda/hsa */
@@ -94,7 +100,7 @@ struct ratio {
 	int pairs;
 	double med, min, max;
 	double *pair;		/* the pair ratios, in run order */
-	char reason[560];
+	char reason[656];
 };
 
 /* Global state of a run. */
@@ -146,12 +152,12 @@ extern volatile uint64_t bench_sink;
 int ratio_add(struct bench *b, enum bench_mode m, const char *name,
 	      const char *num, uint64_t size);
 /*
- * Whether num and den both have an ok row of op at the ratio's size; if
- * not, the ratio's reason names each missing side and why (its skipped or
- * unavailable row, or that the size was not swept).
+ * Whether num has an ok row of num_op and den one of den_op at the ratio's
+ * size; if not, the ratio's reason names each missing side and why (its
+ * skipped or unavailable row, or that the size was not swept).
  */
-int ratio_sides(const struct bench *b, struct ratio *rt, const char *op,
-		const char *den);
+int ratio_sides(const struct bench *b, struct ratio *rt, const char *num_op,
+		const char *den_op, const char *den);
 /* n interleaved pairs v[2i] (num) and v[2i + 1] (den): ok, or a reason. */
 void ratio_pairs(struct ratio *rt, const double *v, int n);
 void ratio_fail(struct ratio *rt, const char *fmt, ...)
@@ -171,6 +177,7 @@ void header_collect(struct bench *b);
 
 /* output.c */
 const char *bench_metric(enum bench_mode m);
+const char *result_metric(const struct result *r);
 void output_results(struct bench *b);
 
 /* plot.c */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * cuda and hsa modes: for now they probe the runtime and report it. The
- * copy and zero-copy benchmarks need libgpubuf's GPU interop, which is a
- * separate issue.
+ * hsa mode: for now it probes the runtime and reports it; the copy and
+ * zero-copy benchmarks need libgpubuf's HSA interop, which is a separate
+ * issue. The cuda mode is cuda.c.
  */
 #include <stdio.h>
 
@@ -22,7 +22,7 @@ static int gpu_mode(struct bench *b, enum bench_mode mode,
 	snprintf(r->version, sizeof(r->version), "%s", p.version);
 	r->device_count = p.device_count;
 	if (p.usable) {
-		result_reason(r, "%s %s, %d device(s)%s%s; copy and zero-copy benchmarks arrive with the GPU interop issue",
+		result_reason(r, "%s %s, %d device(s)%s%s; copy and zero-copy benchmarks arrive with the HSA interop issue",
 			      p.lib, p.version[0] ? p.version : "?",
 			      p.device_count, p.device0[0] ? ", first: " : "",
 			      p.device0);
@@ -30,11 +30,6 @@ static int gpu_mode(struct bench *b, enum bench_mode mode,
 	}
 	result_reason(r, "%s", p.reason);
 	return EXIT_UNSUPPORTED;
-}
-
-int mode_cuda(struct bench *b)
-{
-	return gpu_mode(b, MODE_CUDA, gpu_probe_cuda);
 }
 
 int mode_hsa(struct bench *b)

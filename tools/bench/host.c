@@ -428,7 +428,7 @@ static void host_ratios(struct bench *b, uint64_t size, int warmup, int reps)
 			i = ratio_add(b, MODE_HOST, name, "gpubuf", size);
 			b->rat[i].threads = b->o.threads;
 			ready[op][k] = ratio_sides(b, &b->rat[i], op_names[op],
-						   den);
+						   op_names[op], den);
 			need |= ready[op][k];
 		}
 	}

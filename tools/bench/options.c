@@ -33,26 +33,31 @@ void bench_usage(FILE *f)
 "          anonymous mmap + mlock (one populating walk each)\n"
 "  drm     PRIME import latency of gpubuf dma-bufs into a DRM device\n"
 "          (module backend only)\n"
-"  cuda    CUDA driver probe (libcuda.so.1, dlopen)\n"
+"  cuda    on an NVIDIA GPU: copy-engine H2D/D2H from gpubuf (registered),\n"
+"          cuMemHostAlloc, pageable and memfd memory; zero-copy read/write;\n"
+"          GEMV zero-copy vs copy + GEMV; cuMemHostRegister cost; GEMM\n"
+"          (gpubuf kernels, and cuBLAS when libcublas loads)\n"
 "  hsa     HSA runtime probe (libhsa-runtime64.so.1, dlopen)\n"
 "\n"
 "options:\n"
 "  --sizes LIST       comma-separated sizes with K/M/G suffixes (powers of 1024)\n"
 "                     default: host 4K,16K,64K,256K,1M,4M,16M,64M,256M;\n"
-"                     alloc 64M,256M,1G,4G; drm 4K,64K,1M,16M,64M\n"
+"                     alloc 64M,256M,1G,4G; drm 4K,64K,1M,16M,64M; cuda 512M\n"
+"  --size SIZE        one size, the same as --sizes SIZE (cuda: default 512M)\n"
 "  --max-size SIZE    drop sizes above SIZE; a mode left with none uses\n"
 "                     SIZE itself (default: no limit)\n"
-"  --ratio-size SIZE  host, alloc: size at which gpubuf/other ratios are taken,\n"
+"  --ratio-size SIZE  host, alloc, cuda: size at which the ratios are taken,\n"
 "                     from interleaved pairs of both sides at that size\n"
 "                     (default: 256M when swept, else the largest size swept)\n"
 "  --threads N        host: threads splitting each buffer (default 1)\n"
 "  --reps N           timed repetitions, median/min/max reported, and pairs\n"
-"                     per ratio (default: host 5, alloc 3, drm 100)\n"
+"                     per ratio (default: host 5, alloc 3, drm 100, cuda 5)\n"
 "  --warmup N         untimed repetitions (or pairs) first (default: host 1,\n"
-"                     alloc 1, drm 10)\n"
+"                     alloc 1, drm 10, cuda 1)\n"
 "  --rep-bytes SIZE   host: bytes moved per repetition; small buffers are\n"
 "                     walked repeatedly (default 64M)\n"
 "  --drm-card PATH    DRM device for drm (default: first /dev/dri/card*)\n"
+"  --device N         CUDA device ordinal for cuda (default 0)\n"
 "  --json             one JSON document on stdout\n"
 "  --csv              CSV on stdout, one header line\n"
 "  --plot FILE        draw bandwidth against size into FILE.png or FILE.svg\n"
@@ -62,7 +67,8 @@ void bench_usage(FILE *f)
 "Results go to stdout, everything else to stderr. GB/s are 1e9 bytes/s.\n"
 "Environment: GPUBUF_BACKEND=module|memfd|auto selects the backend.\n"
 "Exit status: 0 a mode ran, none failed; 1 failure; 2 usage; 77 every mode\n"
-"unsupported (host, alloc, drm: no /dev/gpubuf with GPUBUF_BACKEND=module).\n",
+"unsupported (host, alloc, drm: no /dev/gpubuf with GPUBUF_BACKEND=module;\n"
+"cuda: no NVIDIA driver or GPU, or built without CUDA support).\n",
 	      f);
 }
 
@@ -148,11 +154,12 @@ static int parse_mode(struct bench_opts *o, const char *s)
 	return -EINVAL;
 }
 
-enum { OPT_SIZES = 256, OPT_MAX_SIZE, OPT_RATIO_SIZE, OPT_THREADS, OPT_REPS, OPT_WARMUP,
-       OPT_REP_BYTES, OPT_DRM_CARD, OPT_JSON, OPT_CSV, OPT_PLOT };
+enum { OPT_SIZES = 256, OPT_SIZE, OPT_MAX_SIZE, OPT_RATIO_SIZE, OPT_THREADS, OPT_REPS, OPT_WARMUP,
+       OPT_REP_BYTES, OPT_DRM_CARD, OPT_DEVICE, OPT_JSON, OPT_CSV, OPT_PLOT };
 
 static const struct option long_opts[] = {
 	{ "sizes", required_argument, NULL, OPT_SIZES },
+	{ "size", required_argument, NULL, OPT_SIZE },
 	{ "max-size", required_argument, NULL, OPT_MAX_SIZE },
 	{ "ratio-size", required_argument, NULL, OPT_RATIO_SIZE },
 	{ "threads", required_argument, NULL, OPT_THREADS },
@@ -160,6 +167,7 @@ static const struct option long_opts[] = {
 	{ "warmup", required_argument, NULL, OPT_WARMUP },
 	{ "rep-bytes", required_argument, NULL, OPT_REP_BYTES },
 	{ "drm-card", required_argument, NULL, OPT_DRM_CARD },
+	{ "device", required_argument, NULL, OPT_DEVICE },
 	{ "json", no_argument, NULL, OPT_JSON },
 	{ "csv", no_argument, NULL, OPT_CSV },
 	{ "plot", required_argument, NULL, OPT_PLOT },
@@ -201,6 +209,11 @@ int bench_parse(struct bench_opts *o, int argc, char **argv)
 			if (parse_size_list(o, optarg))
 				return bench_bad("--sizes", optarg);
 			break;
+		case OPT_SIZE:
+			if (parse_size(optarg, &o->sizes[0]))
+				return bench_bad("--size", optarg);
+			o->nr_sizes = 1;
+			break;
 		case OPT_MAX_SIZE:
 			if (parse_size(optarg, &o->max_size))
 				return bench_bad("--max-size", optarg);
@@ -227,6 +240,10 @@ int bench_parse(struct bench_opts *o, int argc, char **argv)
 			break;
 		case OPT_DRM_CARD:
 			o->drm_card = optarg;
+			break;
+		case OPT_DEVICE:
+			if (parse_int(optarg, 0, &o->device))
+				return bench_bad("--device", optarg);
 			break;
 		case OPT_JSON:
 			o->format = FMT_JSON;

@@ -24,6 +24,20 @@ const char *bench_metric(enum bench_mode m)
 	}
 }
 
+const char *result_metric(const struct result *r)
+{
+	return r->metric ? r->metric : bench_metric(r->mode);
+}
+
+/* The short "cuda: ..." form: a GPU mode's probe, device or whole-mode row. */
+static int gpu_summary_row(const struct result *r)
+{
+	if (r->mode == MODE_HSA)
+		return 1;
+	return r->mode == MODE_CUDA && (r->status == RES_INFO ||
+		(r->status == RES_UNAVAILABLE && !r->size_bytes));
+}
+
 /* ---- table ------------------------------------------------------------- */
 
 static const char *node_str(int node, char buf[12])
@@ -75,9 +89,36 @@ static void table_mode_title(const struct bench *b, enum bench_mode m,
 		printf("%-20s %10s %10s %10s %10s %5s\n", "op", "size",
 		       "lat_ns", "min", "max", "reps");
 		break;
+	case MODE_CUDA:
+		printf("# cuda: copy and zero-copy GB/s; GEMV/GEMM ms per operation (with effective\n"
+		       "# GB/s or GFLOP/s); cuMemHostRegister s/GiB. Event-timed loops on a\n"
+		       "# non-blocking stream, median [min..max] of the samples\n");
+		printf("%-14s %-13s %10s %10s %10s %10s %-6s %4s %5s\n", "op",
+		       "memory", "size", "value", "min", "max", "unit",
+		       "reps", "node");
+		break;
 	default:
 		break;
 	}
+}
+
+static void cuda_row(const struct result *r, const char *sz,
+		     const char *node)
+{
+	const char *m = result_metric(r);
+
+	printf("%-14s %-13s %10s %10.3f %10.3f %10.3f %-6s %4d %5s", r->op,
+	       r->memory, sz, r->med, r->min, r->max,
+	       !strcmp(m, "gb_per_s") ? "GB/s" : !strcmp(m, "ms") ? "ms" :
+	       "s/GiB", r->reps, node);
+	if (r->rate_name)
+		printf("  %.1f %s", r->rate,
+		       strcmp(r->rate_name, "gflop_per_s") ? "GB/s effective" :
+		       "GFLOP/s");
+	else if (!strcmp(m, "seconds_per_gib"))
+		printf("  register %.2f ms, unregister %.2f ms",
+		       r->seconds * 1e3, r->free_seconds * 1e3);
+	printf("\n");
 }
 
 static void table_row(const struct result *r)
@@ -86,7 +127,7 @@ static void table_row(const struct result *r)
 	const char *node = node_str(r->numa_node, nb);
 
 	fmt_size(sz, sizeof(sz), r->size_bytes);
-	if (r->mode == MODE_CUDA || r->mode == MODE_HSA) {
+	if (gpu_summary_row(r)) {
 		printf("%s: %s%s\n", mode_name(r->mode),
 		       r->status == RES_UNAVAILABLE ? "unavailable: " : "",
 		       r->reason);
@@ -114,6 +155,8 @@ static void table_row(const struct result *r)
 	else if (r->mode == MODE_DRM)
 		printf("%-20s %10s %10.0f %10.0f %10.0f %5d\n", r->op, sz,
 		       r->med, r->min, r->max, r->reps);
+	else if (r->mode == MODE_CUDA)
+		cuda_row(r, sz, node);
 }
 
 static void output_table(struct bench *b)
@@ -192,7 +235,7 @@ static void output_csv(struct bench *b)
 		printf("%s,%s,%s,%llu,%d,%d,%d,%s,%.6g,%.6g,%.6g,%.6g,%.6g,",
 		       mode_name(r->mode), r->op, r->memory,
 		       (unsigned long long)r->size_bytes, r->threads, r->reps,
-		       r->numa_node, bench_metric(r->mode), r->med, r->min,
+		       r->numa_node, result_metric(r), r->med, r->min,
 		       r->max, r->seconds, r->free_seconds);
 		csv_str(status_names[r->status], ",");
 		csv_str(r->reason, "\n");
@@ -248,7 +291,7 @@ static void json_header(struct json *j, const struct bench *b)
 
 static void json_metric(struct json *j, const struct result *r)
 {
-	const char *m = bench_metric(r->mode);
+	const char *m = result_metric(r);
 	char key[40];
 
 	json_dbl(j, m, r->med);
@@ -279,7 +322,13 @@ static void json_result(struct json *j, const struct result *r)
 		}
 		if (r->mode == MODE_DRM)
 			json_str(j, "device", r->reason);
-	} else if (r->mode == MODE_CUDA || r->mode == MODE_HSA) {
+		if (r->mode == MODE_CUDA && r->seconds > 0)
+			json_dbl(j, "seconds", r->seconds);
+		if (r->mode == MODE_CUDA && r->free_seconds > 0)
+			json_dbl(j, "free_seconds", r->free_seconds);
+		if (r->rate_name)
+			json_dbl(j, r->rate_name, r->rate);
+	} else if (gpu_summary_row(r)) {
 		json_str(j, r->status == RES_INFO ? "info" : "reason",
 			 r->reason);
 		json_str(j, "version", r->version);

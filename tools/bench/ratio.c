@@ -55,13 +55,15 @@ static int ratio_row_ok(const struct bench *b, enum bench_mode m,
 
 /* Why mem has no op measurement at size: its skipped/unavailable row. */
 static void ratio_side_reason(const struct bench *b, enum bench_mode m,
-			      const char *op, const char *mem, uint64_t size,
-			      char *out, size_t len)
+			      const char *op, const char *mem, int name_op,
+			      uint64_t size, char *out, size_t len)
 {
-	char sz[32];
+	char sz[32], who[56];
 	int i;
 
 	fmt_size(sz, sizeof(sz), size);
+	snprintf(who, sizeof(who), "%s%s%s", mem, name_op ? " " : "",
+		 name_op ? op : "");
 	for (i = 0; i < b->nr_res; i++) {
 		const struct result *r = &b->res[i];
 
@@ -70,30 +72,33 @@ static void ratio_side_reason(const struct bench *b, enum bench_mode m,
 		    (r->size_bytes && r->size_bytes != size) ||
 		    (strcmp(r->op, op) && strcmp(r->op, "all")))
 			continue;
-		snprintf(out, len, "%s at %s %s: %s", mem, sz,
+		snprintf(out, len, "%s at %s %s: %s", who, sz,
 			 r->status == RES_SKIPPED ? "skipped" : "unavailable",
 			 r->reason);
 		return;
 	}
 	snprintf(out, len, "%s not measured at %s (not among the %s sizes)",
-		 mem, sz, mode_name(m));
+		 who, sz, mode_name(m));
 }
 
-int ratio_sides(const struct bench *b, struct ratio *rt, const char *op,
-		const char *den)
+int ratio_sides(const struct bench *b, struct ratio *rt, const char *num_op,
+		const char *den_op, const char *den)
 {
-	int num_ok = ratio_row_ok(b, rt->mode, op, rt->num, rt->size_bytes);
-	int den_ok = ratio_row_ok(b, rt->mode, op, den, rt->size_bytes);
-	char why[2][272];
+	int num_ok = ratio_row_ok(b, rt->mode, num_op, rt->num,
+				  rt->size_bytes);
+	int den_ok = ratio_row_ok(b, rt->mode, den_op, den, rt->size_bytes);
+	/* Name the ops only when they differ, e.g. zero-copy read vs h2d. */
+	int name_op = strcmp(num_op, den_op) != 0;
+	char why[2][320];
 
 	if (num_ok && den_ok)
 		return 1;
 	if (!num_ok)
-		ratio_side_reason(b, rt->mode, op, rt->num, rt->size_bytes,
-				  why[0], sizeof(why[0]));
+		ratio_side_reason(b, rt->mode, num_op, rt->num, name_op,
+				  rt->size_bytes, why[0], sizeof(why[0]));
 	if (!den_ok)
-		ratio_side_reason(b, rt->mode, op, den, rt->size_bytes,
-				  why[1], sizeof(why[1]));
+		ratio_side_reason(b, rt->mode, den_op, den, name_op,
+				  rt->size_bytes, why[1], sizeof(why[1]));
 	snprintf(rt->reason, sizeof(rt->reason), "%s%s%s",
 		 num_ok ? "" : why[0], !num_ok && !den_ok ? "; " : "",
 		 den_ok ? "" : why[1]);

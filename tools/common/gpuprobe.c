@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * CUDA and HSA probes via dlopen. The few types and constants used are
- * declared here instead of including cuda.h or hsa.h, so the tools build
- * without either SDK; the values below are part of those stable ABIs.
+ * HSA probe via dlopen. The few types and constants used are declared here
+ * instead of including hsa.h, so the tools build without the ROCm SDK; the
+ * values below are part of its stable ABI. The CUDA probe is libgpubuf's
+ * own driver loader (cudaprobe.c).
  */
 #include <dlfcn.h>
 #include <stdint.h>
@@ -10,120 +11,6 @@
 #include <string.h>
 
 #include "gpuprobe.h"
-
-/* CUDA driver API (cuda.h): CUresult 0 is CUDA_SUCCESS. */
-typedef int cu_result;
-typedef cu_result (*cu_get_proc_v2_fn)(const char *, void **, int, uint64_t,
-				       int *);
-typedef cu_result (*cu_get_proc_v1_fn)(const char *, void **, int, uint64_t);
-typedef cu_result (*cu_init_fn)(unsigned int);
-typedef cu_result (*cu_int_fn)(int *);
-typedef cu_result (*cu_dev_get_fn)(int *, int);
-typedef cu_result (*cu_dev_name_fn)(char *, int, int);
-typedef cu_result (*cu_err_str_fn)(cu_result, const char **);
-
-/* The ABI version we ask cuGetProcAddress for: CUDA 11.3 and later. */
-#define PROBE_CUDA_API	11030
-
-struct cuda_syms {
-	cu_get_proc_v2_fn get_v2;
-	cu_get_proc_v1_fn get_v1;
-};
-
-/*
- * dlsym() of a driver entry point may return a legacy ABI; the driver's
- * own cuGetProcAddress picks the one matching the version we ask for.
- */
-static void *cuda_sym(struct cuda_syms *s, const char *name)
-{
-	void *fn = NULL;
-	int status = 0;
-
-	if (s->get_v2 && s->get_v2(name, &fn, PROBE_CUDA_API, 0, &status) == 0)
-		return fn;
-	if (s->get_v1 && s->get_v1(name, &fn, PROBE_CUDA_API, 0) == 0)
-		return fn;
-	return NULL;
-}
-
-static const char *cuda_err(struct cuda_syms *s, cu_result r)
-{
-	cu_err_str_fn str = (cu_err_str_fn)cuda_sym(s, "cuGetErrorName");
-	const char *msg = NULL;
-
-	if (str && str(r, &msg) == 0 && msg)
-		return msg;
-	return "unknown error";
-}
-
-static void cuda_devices(struct gpu_probe *p, struct cuda_syms *s)
-{
-	cu_init_fn init = (cu_init_fn)cuda_sym(s, "cuInit");
-	cu_int_fn count = (cu_int_fn)cuda_sym(s, "cuDeviceGetCount");
-	cu_dev_get_fn get = (cu_dev_get_fn)cuda_sym(s, "cuDeviceGet");
-	cu_dev_name_fn name = (cu_dev_name_fn)cuda_sym(s, "cuDeviceGetName");
-	cu_result r;
-	int dev;
-
-	if (!init || !count) {
-		snprintf(p->reason, sizeof(p->reason),
-			 "cuInit/cuDeviceGetCount not resolved");
-		return;
-	}
-	r = init(0);
-	if (r) {
-		snprintf(p->reason, sizeof(p->reason), "cuInit failed: %s (%d)",
-			 cuda_err(s, r), r);
-		return;
-	}
-	r = count(&p->device_count);
-	if (r) {
-		snprintf(p->reason, sizeof(p->reason),
-			 "cuDeviceGetCount failed: %s (%d)", cuda_err(s, r), r);
-		p->device_count = -1;
-		return;
-	}
-	if (!p->device_count) {
-		snprintf(p->reason, sizeof(p->reason), "no CUDA device");
-		return;
-	}
-	if (get && name && !get(&dev, 0))
-		name(p->device0, sizeof(p->device0), dev);
-	p->usable = 1;
-}
-
-void gpu_probe_cuda(struct gpu_probe *p)
-{
-	struct cuda_syms s = { 0 };
-	cu_int_fn drv_version;
-	void *h;
-
-	memset(p, 0, sizeof(*p));
-	p->name = "cuda";
-	p->lib = "libcuda.so.1";
-	p->device_count = -1;
-	h = dlopen(p->lib, RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		snprintf(p->reason, sizeof(p->reason),
-			 "libcuda.so.1 not found (no NVIDIA driver)");
-		return;
-	}
-	p->found = 1;
-	s.get_v2 = (cu_get_proc_v2_fn)dlsym(h, "cuGetProcAddress_v2");
-	if (!s.get_v2)
-		s.get_v1 = (cu_get_proc_v1_fn)dlsym(h, "cuGetProcAddress");
-	if (!s.get_v2 && !s.get_v1) {
-		snprintf(p->reason, sizeof(p->reason),
-			 "libcuda.so.1 has no cuGetProcAddress (driver older than CUDA 11.3)");
-		return;	/* handle kept: unloading a driver library is unsafe */
-	}
-	drv_version = (cu_int_fn)cuda_sym(&s, "cuDriverGetVersion");
-	if (drv_version && !drv_version(&p->driver_version))
-		snprintf(p->version, sizeof(p->version), "%d.%d",
-			 p->driver_version / 1000,
-			 p->driver_version % 1000 / 10);
-	cuda_devices(p, &s);
-}
 
 /* HSA runtime (hsa.h): status 0 success, 1 HSA_STATUS_INFO_BREAK. */
 typedef int hsa_status;

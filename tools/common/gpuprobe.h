@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Run-time probes for the GPU stacks. Nothing is linked: each runtime is
- * loaded with dlopen(), so the tools build and run on machines without it.
+ * Run-time probes for the GPU stacks. Nothing is linked: HSA is loaded with
+ * dlopen() here (gpuprobe.c), CUDA by libgpubuf (cudaprobe.c), so the tools
+ * build and run on machines without either.
  */
 #ifndef GPUBUF_TOOLS_GPUPROBE_H
 #define GPUBUF_TOOLS_GPUPROBE_H
@@ -18,7 +19,7 @@ struct gpu_probe {
 	char reason[192];	/* why not usable, when !usable */
 };
 
-void gpu_probe_cuda(struct gpu_probe *p);
-void gpu_probe_hsa(struct gpu_probe *p);
+void gpu_probe_cuda(struct gpu_probe *p);	/* cudaprobe.c */
+void gpu_probe_hsa(struct gpu_probe *p);	/* gpuprobe.c */
 
 #endif
