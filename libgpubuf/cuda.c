@@ -351,9 +351,17 @@ out_leave:
 	return err;
 }
 
-/* Undo the registration itself; every device count is zero. */
+/*
+ * Undo the registration and drop every count with its retains. If the
+ * driver call fails, !force leaves everything as it was, so the caller
+ * can report the error and a later unregister or the last unref can try
+ * again: forgetting a registration the driver still holds would leave
+ * the pages pinned after munmap(), and a new buffer at the same address
+ * could not be registered. force (last unref, undoing a failed first
+ * register) drops the bookkeeping anyway: nothing could retry.
+ */
 static int gpubuf_cu_unregister_all(const struct gpubuf_cu *cu,
-				    struct gpubuf *buf)
+				    struct gpubuf *buf, bool force)
 {
 	struct gpubuf_cuda_reg *reg = buf->cuda;
 	CUcontext ctx;
@@ -363,10 +371,16 @@ static int gpubuf_cu_unregister_all(const struct gpubuf_cu *cu,
 	err = gpubuf_cu_enter(cu, reg->reg_device, &ctx);
 	if (!err) {
 		r = cu->cuMemHostUnregister(buf->ptr);
-		if (r != CUDA_SUCCESS)
+		/* Gone already, e.g. with a reset primary context: done. */
+		if (r != CUDA_SUCCESS && r != CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED)
 			err = gpubuf_cu_fail(cu, r, "cuMemHostUnregister");
 		gpubuf_cu_leave(cu, reg->reg_device);
 	}
+	if (err && !force)
+		return err;
+	for (int d = 0; d < reg->ndev; d++)
+		if (reg->dev[d].count)
+			gpubuf_cu_release(cu, d);
 	gpubuf_cu_release(cu, reg->reg_device);
 	free(reg);
 	buf->cuda = NULL;
@@ -412,6 +426,13 @@ static int gpubuf_cu_register_locked(const struct gpubuf_cu *cu,
 		}
 		buf->cuda = reg;
 	}
+	/* Another device joins: it must be able to map it, read-only too. */
+	if (!fresh) {
+		err = gpubuf_cu_can_register(cu, device, reg->cu_flags &
+					     CU_MEMHOSTREGISTER_READ_ONLY);
+		if (err)
+			return err;
+	}
 	/* This device's count holds a retain of its primary context. */
 	err = gpubuf_cu_enter(cu, device, &ctx);
 	if (err)
@@ -431,7 +452,7 @@ static int gpubuf_cu_register_locked(const struct gpubuf_cu *cu,
 
 err_undo:
 	if (fresh)
-		gpubuf_cu_unregister_all(cu, buf);
+		gpubuf_cu_unregister_all(cu, buf, true);
 	return err;
 }
 
@@ -468,12 +489,13 @@ static int gpubuf_cu_unregister_locked(const struct gpubuf_cu *cu,
 				 device);
 		return -ENXIO;
 	}
+	/* The last count of all: undo the registration first, or nothing. */
+	if (reg->total == 1)
+		return gpubuf_cu_unregister_all(cu, buf, false);
 	reg->total--;
 	if (--reg->dev[device].count == 0)
 		gpubuf_cu_release(cu, device);
-	if (reg->total)
-		return 0;
-	return gpubuf_cu_unregister_all(cu, buf);
+	return 0;
 }
 
 GPUBUF_EXPORT int gpubuf_cuda_unregister(struct gpubuf *buf, int device)
@@ -523,14 +545,7 @@ void gpubuf_cuda_release(struct gpubuf *buf)
 	/* A registration exists only if the driver loaded. */
 	if (!reg || gpubuf_cu_get(&cu))
 		return;
-	for (int d = 0; d < reg->ndev; d++) {
-		if (!reg->dev[d].count)
-			continue;
-		reg->total -= reg->dev[d].count;
-		reg->dev[d].count = 0;
-		gpubuf_cu_release(cu, d);
-	}
-	gpubuf_cu_unregister_all(cu, buf);
+	gpubuf_cu_unregister_all(cu, buf, true);
 }
 
 GPUBUF_EXPORT int gpubuf_cuda_device_count(int *count)

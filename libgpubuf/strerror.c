@@ -55,7 +55,7 @@ GPUBUF_EXPORT const char *gpubuf_strerror(int err)
 	case ENXIO:
 		return "buffer is not registered with that GPU device";
 	case EBUSY:
-		return "buffer is registered read-only with the GPU runtime";
+		return "busy: buffer registered read-only with the GPU runtime, or its pages registered by someone else";
 	case ENOEXEC:
 		return "GPU runtime cannot load the library's kernels for this device";
 	}
