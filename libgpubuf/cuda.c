@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cuda_driver.h"
 #include "internal.h"
@@ -28,11 +29,10 @@
 
 /* Ask for legacy default-stream semantics: a NULL stream is stream 0. */
 #define GPUBUF_CU_PROC_FLAGS	CU_GET_PROC_ADDRESS_LEGACY_STREAM
-/* Every entry exists at this version; the fallback if an older is refused. */
-#define GPUBUF_CU_FALLBACK_VERSION	12000
 
 static struct {
 	pthread_once_t once;
+	pid_t pid;		/* the process that initialised the driver */
 	int err;
 	char msg[200];
 	struct gpubuf_cu cu;
@@ -44,7 +44,10 @@ static int gpubuf_cu_errno(CUresult r)
 	case CUDA_SUCCESS:
 		return 0;
 	case CUDA_ERROR_INVALID_VALUE:
+	case CUDA_ERROR_INVALID_HANDLE:
 		return -EINVAL;
+	case CUDA_ERROR_NOT_READY:
+		return -EAGAIN;
 	case CUDA_ERROR_OUT_OF_MEMORY:
 	case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
 		return -ENOMEM;
@@ -56,7 +59,11 @@ static int gpubuf_cu_errno(CUresult r)
 	case CUDA_ERROR_DEVICE_UNAVAILABLE:
 	case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:
 	case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE:
+	case CUDA_ERROR_SYSTEM_NOT_READY:
+	case CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER:
 		return -ENODEV;
+	case CUDA_ERROR_CONTEXT_ALREADY_IN_USE:
+		return -EBUSY;
 	case CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED:
 		return -EBUSY;
 	case CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED:
@@ -69,8 +76,11 @@ static int gpubuf_cu_errno(CUresult r)
 	case CUDA_ERROR_NO_BINARY_FOR_GPU:
 	case CUDA_ERROR_INVALID_PTX:
 	case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
+	case CUDA_ERROR_JIT_COMPILER_NOT_FOUND:
+	case CUDA_ERROR_JIT_COMPILATION_DISABLED:
 		return -ENOEXEC;
 	case CUDA_ERROR_ILLEGAL_ADDRESS:
+	case CUDA_ERROR_MISALIGNED_ADDRESS:
 		return -EFAULT;
 	default:
 		return -EIO;
@@ -111,21 +121,21 @@ static void *gpubuf_cu_proc(PFN_cuGetProcAddress_v12000 get,
 	CUdriverProcAddressQueryResult status;
 	void *fn = NULL;
 
-	if (get(name, &fn, version, GPUBUF_CU_PROC_FLAGS, &status) ==
-	    CUDA_SUCCESS && fn)
-		return fn;
-	fn = NULL;
-	if (get(name, &fn, GPUBUF_CU_FALLBACK_VERSION, GPUBUF_CU_PROC_FLAGS,
-		&status) == CUDA_SUCCESS)
-		return fn;
-	return NULL;
+	/*
+	 * No retry with another version: that could hand back a different
+	 * ABI than the typedef this pointer is called through.
+	 */
+	if (get(name, &fn, version, GPUBUF_CU_PROC_FLAGS, &status) !=
+	    CUDA_SUCCESS)
+		return NULL;
+	return fn;	/* NULL for a symbol the driver does not have */
 }
 
 static void gpubuf_cu_load(void)
 {
 	struct gpubuf_cu *cu = &gpubuf_cu_loaded.cu;
 	PFN_cuGetProcAddress_v12000 get;
-	const char *missing = NULL;
+	const char *missing = NULL, *what;
 	void *lib;
 	CUresult r;
 
@@ -154,18 +164,30 @@ static void gpubuf_cu_load(void)
 				    missing);
 		return;
 	}
+	what = "cuInit";
 	r = cu->cuInit(0);
-	if (r == CUDA_SUCCESS)
+	if (r == CUDA_SUCCESS) {
+		what = "cuDriverGetVersion";
 		r = cu->cuDriverGetVersion(&cu->driver_version);
-	if (r == CUDA_SUCCESS)
+	}
+	if (r == CUDA_SUCCESS) {
+		what = "cuDeviceGetCount";
 		r = cu->cuDeviceGetCount(&cu->device_count);
+	}
 	if (r != CUDA_SUCCESS) {
-		gpubuf_cu_load_fail(gpubuf_cu_errno(r), "cuInit: %s (%d)",
+		gpubuf_cu_load_fail(gpubuf_cu_errno(r), "%s: %s (%d)", what,
 				    gpubuf_cu_name(cu, r), (int)r);
 		return;
 	}
+	gpubuf_cu_loaded.pid = getpid();
 	if (cu->device_count <= 0)
 		gpubuf_cu_load_fail(-ENODEV, "no CUDA device");
+}
+
+/* A child of fork() inherits no usable CUDA state; calls there may hang. */
+static bool gpubuf_cu_forked(void)
+{
+	return gpubuf_cu_loaded.pid && gpubuf_cu_loaded.pid != getpid();
 }
 
 int gpubuf_cu_get(const struct gpubuf_cu **cu)
@@ -174,6 +196,11 @@ int gpubuf_cu_get(const struct gpubuf_cu **cu)
 	if (gpubuf_cu_loaded.err) {
 		gpubuf_error_set("%s", gpubuf_cu_loaded.msg);
 		return gpubuf_cu_loaded.err;
+	}
+	if (gpubuf_cu_forked()) {
+		gpubuf_error_set("CUDA was initialised by process %d; a child after fork() cannot use it",
+				 (int)gpubuf_cu_loaded.pid);
+		return -ENODEV;
 	}
 	*cu = &gpubuf_cu_loaded.cu;
 	return 0;
@@ -402,8 +429,11 @@ static int gpubuf_cu_register_locked(const struct gpubuf_cu *cu,
 			gpubuf_error_set("buffer is registered read-only with CUDA");
 			return -EBUSY;
 		}
-		if (reg->dev[device].count == UINT_MAX)
+		if (reg->dev[device].count == UINT_MAX ||
+		    reg->total == UINT_MAX) {
+			gpubuf_error_set("too many registrations of one buffer");
 			return -EOVERFLOW;
+		}
 		reg->dev[device].count++;
 		reg->total++;
 		*devptr = reg->dev[device].devptr;
@@ -516,7 +546,8 @@ GPUBUF_EXPORT int gpubuf_cuda_unregister(struct gpubuf *buf, int device)
 	return err;
 }
 
-int gpubuf_cuda_hold(struct gpubuf *buf, int device, uint64_t *devptr)
+int gpubuf_cuda_hold(struct gpubuf *buf, int device, uint64_t *devptr,
+		     bool *read_only)
 {
 	struct gpubuf_cuda_reg *reg;
 	int err = -ENXIO;
@@ -524,10 +555,12 @@ int gpubuf_cuda_hold(struct gpubuf *buf, int device, uint64_t *devptr)
 	pthread_mutex_lock(&buf->lock);
 	reg = buf->cuda;
 	if (reg && device >= 0 && device < reg->ndev &&
-	    reg->dev[device].count && reg->dev[device].count < UINT_MAX) {
+	    reg->dev[device].count && reg->dev[device].count < UINT_MAX &&
+	    reg->total < UINT_MAX) {
 		reg->dev[device].count++;
 		reg->total++;
 		*devptr = reg->dev[device].devptr;
+		*read_only = reg->cu_flags & CU_MEMHOSTREGISTER_READ_ONLY;
 		err = 0;
 	}
 	pthread_mutex_unlock(&buf->lock);
@@ -542,9 +575,17 @@ void gpubuf_cuda_release(struct gpubuf *buf)
 	const struct gpubuf_cu *cu;
 	struct gpubuf_cuda_reg *reg = buf->cuda;
 
-	/* A registration exists only if the driver loaded. */
-	if (!reg || gpubuf_cu_get(&cu))
+	if (!reg)
 		return;
+	/*
+	 * A registration exists only if the driver loaded. In a child after
+	 * fork() it is the parent's: forget it without calling the driver.
+	 */
+	if (gpubuf_cu_get(&cu)) {
+		free(reg);
+		buf->cuda = NULL;
+		return;
+	}
 	gpubuf_cu_unregister_all(cu, buf, true);
 }
 
@@ -569,6 +610,7 @@ GPUBUF_EXPORT int gpubuf_cuda_matrix_view(const struct gpubuf_matrix *m,
 {
 	struct gpubuf_cuda_reg *reg;
 	CUdeviceptr base = 0;
+	unsigned int flags = 0;
 	int err;
 
 	gpubuf_error_clear();
@@ -579,8 +621,11 @@ GPUBUF_EXPORT int gpubuf_cuda_matrix_view(const struct gpubuf_matrix *m,
 		return err;
 	pthread_mutex_lock(&m->buf->lock);
 	reg = m->buf->cuda;
-	if (reg && device >= 0 && device < reg->ndev && reg->dev[device].count)
+	if (reg && device >= 0 && device < reg->ndev && reg->dev[device].count) {
 		base = reg->dev[device].devptr;
+		if (reg->cu_flags & CU_MEMHOSTREGISTER_READ_ONLY)
+			flags |= GPUBUF_CUDA_MATRIX_READ_ONLY;
+	}
 	pthread_mutex_unlock(&m->buf->lock);
 	if (!base) {
 		gpubuf_error_set("buffer is not registered with CUDA device %d",
@@ -594,6 +639,7 @@ GPUBUF_EXPORT int gpubuf_cuda_matrix_view(const struct gpubuf_matrix *m,
 	out->dtype = m->dtype;
 	out->layout = m->layout;
 	out->device = device;
+	out->flags = flags;
 	return 0;
 }
 
@@ -631,9 +677,10 @@ GPUBUF_EXPORT int gpubuf_cuda_unregister(struct gpubuf *buf, int device)
 }
 
 /* Nothing can have been registered: the kDLCUDA answer is -ENXIO. */
-int gpubuf_cuda_hold(struct gpubuf *buf, int device, uint64_t *devptr)
+int gpubuf_cuda_hold(struct gpubuf *buf, int device, uint64_t *devptr,
+		     bool *read_only)
 {
-	(void)buf, (void)devptr;
+	(void)buf, (void)devptr, (void)read_only;
 	gpubuf_error_set("buffer is not registered with CUDA device %d (libgpubuf was built without CUDA support)",
 			 device);
 	return -ENXIO;

@@ -8,6 +8,7 @@
 #ifndef GPUBUF_CUDA_DRIVER_H
 #define GPUBUF_CUDA_DRIVER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #ifdef GPUBUF_HAVE_CUDA
@@ -117,9 +118,11 @@ void gpubuf_cuda_release(struct gpubuf *buf);
 
 /*
  * One more registration count on a buffer already registered on device,
- * for DLPack kDLCUDA exports: 0 with the buffer's device pointer, -ENXIO
- * if it is not registered there. gpubuf_cuda_unregister() gives it back.
+ * for DLPack kDLCUDA exports: 0 with the buffer's device pointer and
+ * whether the registration is read-only, -ENXIO if it is not registered
+ * there. gpubuf_cuda_unregister() gives it back.
  */
-int gpubuf_cuda_hold(struct gpubuf *buf, int device, uint64_t *devptr);
+int gpubuf_cuda_hold(struct gpubuf *buf, int device, uint64_t *devptr,
+		     bool *read_only);
 
 #endif /* GPUBUF_CUDA_DRIVER_H */

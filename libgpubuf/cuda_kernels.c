@@ -60,6 +60,38 @@ static struct {
 	struct gpubuf_cu_module *dev;	/* cu->device_count slots */
 } gpubuf_cu_modules = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
+#define GPUBUF_STR(x)	#x
+#define GPUBUF_XSTR(x)	GPUBUF_STR(x)
+
+/*
+ * A fatbin the driver cannot use: say which code it holds and which CUDA
+ * the driver speaks, the usual cause being a driver older than the
+ * toolkit that built it (its PTX and cubins need that driver).
+ */
+static int gpubuf_cu_load_fail(const struct gpubuf_cu *cu, CUdevice dev,
+			       CUresult r)
+{
+	int err = gpubuf_cu_fail(cu, r, "cuModuleLoadData");
+	int major = 0, minor = 0;
+	char why[128];
+
+	if (err != -ENOEXEC)
+		return err;
+	cu->cuDeviceGetAttribute(&major,
+				 CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+				 dev);
+	cu->cuDeviceGetAttribute(&minor,
+				 CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+				 dev);
+	snprintf(why, sizeof(why), "%s", gpubuf_last_error());
+	gpubuf_error_set("%s: kernels built by CUDA %d.%d for sm %s, device is sm_%d%d, driver supports CUDA %d.%d",
+			 why, CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10,
+			 GPUBUF_XSTR(GPUBUF_CUDA_ARCH_LIST), major, minor,
+			 cu->driver_version / 1000,
+			 cu->driver_version % 1000 / 10);
+	return err;
+}
+
 /* The module, its functions and the SM geometry, in device's context. */
 static int gpubuf_cu_module_fill(const struct gpubuf_cu *cu, CUdevice dev,
 				 struct gpubuf_cu_module *m)
@@ -70,7 +102,7 @@ static int gpubuf_cu_module_fill(const struct gpubuf_cu *cu, CUdevice dev,
 
 	r = cu->cuModuleLoadData(&mod, gpubuf_cuda_fatbin);
 	if (r != CUDA_SUCCESS)
-		return gpubuf_cu_fail(cu, r, "cuModuleLoadData");
+		return gpubuf_cu_load_fail(cu, dev, r);
 	for (int k = 0; k < GPUBUF_CU_NR_KERNELS; k++) {
 		r = cu->cuModuleGetFunction(&m->fn[k], mod,
 					    gpubuf_cu_kernel_names[k]);
@@ -393,6 +425,8 @@ static int gpubuf_cu_gemv_check(const struct gpubuf_cuda_matrix *a,
 		err = gpubuf_cu_vector(fn, "x", x, a, a->cols, ox, incx);
 	if (!err)
 		err = gpubuf_cu_vector(fn, "y", y, a, a->rows, oy, incy);
+	if (!err && (y->flags & GPUBUF_CUDA_MATRIX_READ_ONLY))
+		err = gpubuf_cu_bad(-EROFS, "%s: y is registered read-only", fn);
 	if (!err)
 		err = gpubuf_cu_no_overlap(fn, oy, oa, ox);
 	return err;
@@ -448,6 +482,8 @@ static int gpubuf_cu_gemm_check(const struct gpubuf_cuda_matrix *a,
 				     "%s: shapes %zux%zu * %zux%zu -> %zux%zu do not fit",
 				     fn, a->rows, a->cols, b->rows, b->cols,
 				     c->rows, c->cols);
+	if (c->flags & GPUBUF_CUDA_MATRIX_READ_ONLY)
+		return gpubuf_cu_bad(-EROFS, "%s: c is registered read-only", fn);
 	return gpubuf_cu_no_overlap(fn, oc, oa, ob);
 }
 

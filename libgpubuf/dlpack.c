@@ -10,6 +10,7 @@
  * the function answers -EOPNOTSUPP otherwise.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -41,6 +42,7 @@ struct gpubuf_dl {
 	int64_t strides[2];
 	struct gpubuf *buf;	/* one reference, dropped by the deleter */
 	int cuda_device;	/* kDLCUDA: registration count held, else -1 */
+	bool gpu_read_only;	/* kDLCUDA: registered read-only */
 };
 
 static int gpubuf_dl_dtype(enum gpubuf_dtype d, DLDataType *out)
@@ -113,7 +115,8 @@ static int gpubuf_dl_fill(struct gpubuf_dl *dl, DLTensor *t,
 	if (err)
 		return err;
 	if (device_type == kDLCUDA) {
-		err = gpubuf_cuda_hold(m->buf, device_id, &devptr);
+		err = gpubuf_cuda_hold(m->buf, device_id, &devptr,
+				       &dl->gpu_read_only);
 		if (err)
 			return err;
 		dl->cuda_device = device_id;
@@ -173,6 +176,11 @@ GPUBUF_EXPORT int gpubuf_matrix_to_dlpack(const struct gpubuf_matrix *m,
 	if (!err)
 		err = gpubuf_dl_fill(dl, &dl->t.legacy.dl_tensor, m,
 				     device_type, device_id);
+	/* Likewise a read-only registration: a GPU write would fault. */
+	if (!err && dl->gpu_read_only) {
+		gpubuf_cuda_unregister(m->buf, dl->cuda_device);
+		err = -EROFS;
+	}
 	if (err) {
 		free(dl);
 		return err;
@@ -215,7 +223,7 @@ GPUBUF_EXPORT int gpubuf_matrix_to_dlpack_versioned(
 	dl->t.v1.version.minor = DLPACK_MINOR_VERSION;
 	dl->t.v1.manager_ctx = dl;
 	dl->t.v1.deleter = gpubuf_dl_delete_v1;
-	if (m->buf->flags & GPUBUF_BUF_READONLY)
+	if ((m->buf->flags & GPUBUF_BUF_READONLY) || dl->gpu_read_only)
 		dl->t.v1.flags |= DLPACK_FLAG_BITMASK_READ_ONLY;
 	*out = &dl->t.v1;
 	return 0;

@@ -366,7 +366,11 @@ struct gpubuf_cuda_matrix {
 	enum gpubuf_dtype dtype;
 	enum gpubuf_layout layout;
 	int device;		/* CUDA device ordinal */
+	unsigned int flags;	/* GPUBUF_CUDA_MATRIX_* */
 };
+
+/* The GPU may only read it: refused as an output with -EROFS. */
+#define GPUBUF_CUDA_MATRIX_READ_ONLY	(1u << 0)
 
 int gpubuf_cuda_matrix_view(const struct gpubuf_matrix *m, int device,
 			    struct gpubuf_cuda_matrix *out);

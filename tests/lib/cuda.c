@@ -42,13 +42,13 @@ static int no_driver_every_call_fails(void)
 {
 	struct gpubuf_ctx *ctx = t_open();
 	struct gpubuf_cuda_matrix dm = { 0x1000, 4, 4, 4, GPUBUF_DTYPE_F32,
-					 GPUBUF_ROW_MAJOR, 0 };
+					 GPUBUF_ROW_MAJOR, 0, 0 };
 	struct gpubuf_cuda_matrix dx = { 0x2000, 4, 1, 1, GPUBUF_DTYPE_F32,
-					 GPUBUF_ROW_MAJOR, 0 };
+					 GPUBUF_ROW_MAJOR, 0, 0 };
 	struct gpubuf_cuda_matrix dy = { 0x3000, 4, 1, 1, GPUBUF_DTYPE_F32,
-					 GPUBUF_ROW_MAJOR, 0 };
+					 GPUBUF_ROW_MAJOR, 0, 0 };
 	struct gpubuf_cuda_matrix dc = { 0x4000, 4, 4, 4, GPUBUF_DTYPE_F32,
-					 GPUBUF_ROW_MAJOR, 0 };
+					 GPUBUF_ROW_MAJOR, 0, 0 };
 	struct gpubuf_matrix m;
 	uint64_t devptr = 0xdead;
 	int want = t_no_cuda_err(), n = -1;
