@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Description: what a device may do with a buffer, against a stand-in
+ * driver (stub_*.c, through LD_LIBRARY_PATH; cuda_stub_test.h runs each
+ * test in a fresh process): read-only registrations, asked for or forced
+ * by read-only pages, writable requests they refuse, never IOMEMORY; and
+ * the device pointers that matrix views and kDLCUDA DLPack tensors
+ * (dlpack.c) carry, a tensor holding a registration count until its
+ * deleter runs. Nothing here touches a GPU.
+ */
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+
+#include <dlpack/dlpack.h>
+#include <linux/dma-heap.h>
+
+#include "cuda_stub_test.h"
+
+/* ---- read-only registration --------------------------------------------- */
+
+static int read_only_request_gets_read_only(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf *buf = t_buf(ctx, 2);
+	uint64_t dp = 0, dp2 = 0;
+	unsigned int rflags = 0;
+	struct t_call c;
+
+	T_STUB();
+	T_EQ(gpubuf_cuda_register(buf, 0, GPUBUF_CUDA_REGISTER_READ_ONLY, &dp),
+	     0);
+	T_EQ(dp, T_DEVPTR(0, gpubuf_ptr(buf)));
+	T_EQ(t_last("cuMemHostRegister", &c), 0);
+	T_EQ(c.flags, T_PD | T_RO);
+	T_EQ(stub.registration(gpubuf_ptr(buf), &rflags, NULL, NULL), 0);
+	T_EQ(rflags, T_PD | T_RO);
+	/* The GPU may not write through a read-only registration. */
+	stub.reset_log();
+	T_EQ(gpubuf_cuda_register(buf, 0, 0, &dp2), -EBUSY);
+	T_ERR_HAS("read-only");
+	T_EQ(stub.log_count("*"), 0);
+	T_EQ(gpubuf_cuda_register(buf, 0, GPUBUF_CUDA_REGISTER_READ_ONLY, &dp2),
+	     0);
+	T_EQ(dp2, dp);
+	T_EQ(stub.log_count("cuMemHostRegister"), 0);
+	T_EQ(gpubuf_cuda_unregister(buf, 0), 0);
+	T_EQ(gpubuf_cuda_unregister(buf, 0), 0);
+	T_EQ(gpubuf_cuda_unregister(buf, 0), -ENXIO);
+	/* Once undone, the buffer may be registered writable. */
+	T_EQ(gpubuf_cuda_register(buf, 0, 0, &dp2), 0);
+	T_EQ(t_last("cuMemHostRegister", &c), 0);
+	T_EQ(c.flags, T_PD);
+	gpubuf_unref(buf);
+	gpubuf_close(ctx);
+	T_CLEAN();
+	return T_PASS;
+}
+
+/* CUSTUB_DEVICES=2 */
+static int read_only_registration_refuses_writable_other_device(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf *buf = t_buf(ctx, 1);
+	uint64_t dp;
+
+	T_STUB();
+	T_EQ(gpubuf_cuda_register(buf, 0, GPUBUF_CUDA_REGISTER_READ_ONLY, &dp),
+	     0);
+	stub.reset_log();
+	T_EQ(gpubuf_cuda_register(buf, 1, 0, &dp), -EBUSY);
+	T_ERR_HAS("read-only");
+	T_EQ(stub.log_count("*"), 0);
+	T_EQ(stub.retains(1), 0);
+	T_EQ(gpubuf_cuda_register(buf, 1, GPUBUF_CUDA_REGISTER_READ_ONLY, &dp),
+	     0);
+	T_EQ(dp, T_DEVPTR(1, gpubuf_ptr(buf)));
+	T_EQ(stub.log_count("cuMemHostRegister"), 0);
+	gpubuf_unref(buf);
+	gpubuf_close(ctx);
+	T_CLEAN();
+	return T_PASS;
+}
+
+/*
+ * A buffer mapped read-only (a O_RDONLY dma-buf import) is registered
+ * READ_ONLY whatever the caller asks. The memfd backend makes no such
+ * buffer; a dma-heap does, where there is one.
+ */
+static int read_only_buffer_gets_read_only(void)
+{
+	struct dma_heap_allocation_data a = {
+		.len = 4 * t_ps(),
+		.fd_flags = O_RDONLY | O_CLOEXEC,
+	};
+	struct gpubuf_ctx *ctx;
+	struct gpubuf *buf;
+	struct t_call c;
+	uint64_t dp;
+	int heap, err;
+
+	heap = open("/dev/dma_heap/system", O_RDONLY | O_CLOEXEC);
+	if (heap < 0)
+		return t_skip("no /dev/dma_heap/system for a read-only dma-buf");
+	err = ioctl(heap, DMA_HEAP_IOCTL_ALLOC, &a) ? -errno : 0;
+	close(heap);
+	if (err)
+		return t_skip("dma-heap allocation: %s", strerror(-err));
+	T_STUB();
+	ctx = t_open();
+	T_EQ(gpubuf_import(ctx, (int)a.fd, &buf), 0);
+	close((int)a.fd);
+	T_EQ(gpubuf_is_readonly(buf), 1);
+	T_EQ(gpubuf_cuda_register(buf, 0, 0, &dp), 0);
+	T_EQ(t_last("cuMemHostRegister", &c), 0);
+	T_EQ(c.flags, T_PD | T_RO);
+	gpubuf_unref(buf);
+	gpubuf_close(ctx);
+	T_CLEAN();
+	return T_PASS;
+}
+
+/*
+ * The stand-in pins for writing only writable pages, as the kernel does:
+ * what makes read_only_buffer_gets_read_only meaningful. The library
+ * passes the refusal on and keeps nothing.
+ */
+static int writable_pin_of_read_only_pages_refused(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf *buf = t_buf(ctx, 2);
+	uint64_t dp;
+
+	T_STUB();
+	T_EQ(mprotect(gpubuf_ptr(buf), gpubuf_size(buf), PROT_READ), 0);
+	T_EQ(gpubuf_cuda_register(buf, 0, 0, &dp), -EINVAL);
+	T_ERR_HAS("CUDA_ERROR_INVALID_VALUE");
+	T_EQ(stub.registrations(), 0);
+	T_EQ(stub.retains(0), 0);
+	T_EQ(gpubuf_cuda_register(buf, 0, GPUBUF_CUDA_REGISTER_READ_ONLY, &dp),
+	     0);
+	T_EQ(gpubuf_cuda_unregister(buf, 0), 0);
+	T_EQ(mprotect(gpubuf_ptr(buf), gpubuf_size(buf),
+		      PROT_READ | PROT_WRITE), 0);
+	gpubuf_unref(buf);
+	gpubuf_close(ctx);
+	T_CLEAN();
+	return T_PASS;
+}
+
+/* CUSTUB_DEVICES=2: every way of registering, never IOMEMORY. */
+static int register_flags_never_iomemory(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf *a = t_buf(ctx, 1), *b = t_buf(ctx, 1);
+	uint64_t dp;
+
+	T_STUB();
+	T_EQ(gpubuf_cuda_register(a, 0, 0, &dp), 0);
+	T_EQ(gpubuf_cuda_register(a, 1, GPUBUF_CUDA_REGISTER_READ_ONLY, &dp), 0);
+	T_EQ(gpubuf_cuda_register(b, 1, GPUBUF_CUDA_REGISTER_READ_ONLY, &dp), 0);
+	T_EQ(gpubuf_cuda_register(b, 0, GPUBUF_CUDA_REGISTER_READ_ONLY, &dp), 0);
+	gpubuf_unref(a);
+	gpubuf_unref(b);
+	T_EQ(stub.flags_seen("cuMemHostRegister"), T_PD | T_RO);
+	gpubuf_close(ctx);
+	T_CLEAN();
+	return T_PASS;
+}
+
+/* ---- device pointers: matrix views, DLPack kDLCUDA (dlpack.c) ----------- */
+
+/* CUSTUB_DEVICES=2 */
+static int matrix_view_device_pointer(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf *buf = t_buf(ctx, 2);
+	struct gpubuf_cuda_matrix cm;
+	struct gpubuf_matrix m;
+	uint64_t dp;
+
+	T_STUB();
+	T_EQ(gpubuf_matrix_view(buf, 256, GPUBUF_DTYPE_F64, 4, 3, 5,
+				GPUBUF_COL_MAJOR, &m), 0);
+	T_EQ(gpubuf_cuda_matrix_view(&m, 0, &cm), -ENXIO);
+	T_ERR_HAS("not registered");
+	T_EQ(gpubuf_cuda_register(buf, 0, 0, &dp), 0);
+	memset(&cm, 0, sizeof(cm));
+	T_EQ(gpubuf_cuda_matrix_view(&m, 0, &cm), 0);
+	T_EQ(cm.devptr, dp + 256);
+	T_EQ(cm.rows, 4);
+	T_EQ(cm.cols, 3);
+	T_EQ(cm.ld, 5);
+	T_EQ(cm.dtype, GPUBUF_DTYPE_F64);
+	T_EQ(cm.layout, GPUBUF_COL_MAJOR);
+	T_EQ(cm.device, 0);
+	/* Registered, but not on device 1; and no device 2. */
+	T_EQ(gpubuf_cuda_matrix_view(&m, 1, &cm), -ENXIO);
+	T_ERR_HAS("device 1");
+	T_EQ(gpubuf_cuda_matrix_view(&m, 2, &cm), -ENXIO);
+	T_EQ(gpubuf_cuda_register(buf, 1, 0, &dp), 0);
+	T_EQ(gpubuf_cuda_matrix_view(&m, 1, &cm), 0);
+	T_EQ(cm.devptr, T_DEVPTR(1, gpubuf_ptr(buf)) + 256);
+	T_EQ(cm.device, 1);
+	T_EQ(gpubuf_cuda_unregister(buf, 1), 0);
+	T_EQ(gpubuf_cuda_matrix_view(&m, 1, &cm), -ENXIO);
+	T_EQ(gpubuf_cuda_unregister(buf, 0), 0);
+	T_EQ(gpubuf_cuda_matrix_view(&m, 0, &cm), -ENXIO);
+	gpubuf_unref(buf);
+	gpubuf_close(ctx);
+	T_CLEAN();
+	return T_PASS;
+}
+
+/*
+ * CUSTUB_DEVICES=2: a kDLCUDA tensor needs the buffer registered on its
+ * device, carries the device pointer, and holds one registration count
+ * until its deleter runs.
+ */
+static int dlpack_cuda_holds_registration(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf *buf = t_buf(ctx, 2);
+#if defined(DLPACK_MAJOR_VERSION) && DLPACK_MAJOR_VERSION >= 1
+	struct DLManagedTensorVersioned *tv = NULL;
+#else
+	DLManagedTensor *t2 = NULL;
+#endif
+	DLManagedTensor *t = NULL;
+	struct gpubuf_matrix m;
+	uint64_t dp;
+
+	T_STUB();
+	T_EQ(gpubuf_matrix_view(buf, 512, GPUBUF_DTYPE_F32, 8, 8, 8,
+				GPUBUF_ROW_MAJOR, &m), 0);
+	T_EQ(gpubuf_matrix_to_dlpack(&m, kDLCUDA, 0, &t), -ENXIO);
+	T_CHECK(t == NULL);
+	T_EQ(gpubuf_cuda_register(buf, 0, 0, &dp), 0);
+	T_EQ(gpubuf_matrix_to_dlpack(&m, kDLCUDA, 1, &t), -ENXIO);
+	T_EQ(gpubuf_matrix_to_dlpack(&m, kDLCUDA, 0, &t), 0);
+	T_CHECK((uint64_t)(uintptr_t)t->dl_tensor.data == dp);
+	T_EQ(t->dl_tensor.byte_offset, 512);
+	T_EQ(t->dl_tensor.device.device_type, kDLCUDA);
+	T_EQ(t->dl_tensor.device.device_id, 0);
+	/* Two tensors, two counts. */
+#if defined(DLPACK_MAJOR_VERSION) && DLPACK_MAJOR_VERSION >= 1
+	T_EQ(gpubuf_matrix_to_dlpack_versioned(&m, kDLCUDA, 0, &tv), 0);
+	T_CHECK((uint64_t)(uintptr_t)tv->dl_tensor.data == dp);
+#else
+	T_EQ(gpubuf_matrix_to_dlpack(&m, kDLCUDA, 0, &t2), 0);
+	T_CHECK((uint64_t)(uintptr_t)t2->dl_tensor.data == dp);
+#endif
+
+	stub.reset_log();
+	/* The caller's count and buffer go; the tensors keep theirs. */
+	T_EQ(gpubuf_cuda_unregister(buf, 0), 0);
+	gpubuf_unref(buf);
+	T_EQ(stub.log_count("cuMemHostUnregister"), 0);
+	T_EQ(stub.registrations(), 1);
+	t->deleter(t);
+	T_EQ(stub.log_count("cuMemHostUnregister"), 0);
+#if defined(DLPACK_MAJOR_VERSION) && DLPACK_MAJOR_VERSION >= 1
+	tv->deleter(tv);
+#else
+	t2->deleter(t2);
+#endif
+	T_EQ(stub.log_count("cuMemHostUnregister"), 1);
+	gpubuf_close(ctx);
+	T_CLEAN();
+	return T_PASS;
+}
+
+/* ---- the tests, each run in a fresh process ----------------------------- */
+
+/* name, environment ("K=V K=V") */
+#define T_CASES(X)							\
+	X(read_only_request_gets_read_only, "")				\
+	X(read_only_registration_refuses_writable_other_device,	\
+	  "CUSTUB_DEVICES=2")						\
+	X(read_only_buffer_gets_read_only, "")				\
+	X(writable_pin_of_read_only_pages_refused, "")			\
+	X(register_flags_never_iomemory, "CUSTUB_DEVICES=2")		\
+	X(matrix_view_device_pointer, "CUSTUB_DEVICES=2")		\
+	X(dlpack_cuda_holds_registration, "CUSTUB_DEVICES=2")
+
+T_STUB_MAIN(T_CASES)
