@@ -10,6 +10,7 @@
  */
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 
 #include <dlpack/dlpack.h>
 #include <linux/dma-heap.h>
@@ -269,6 +270,142 @@ static int dlpack_cuda_holds_registration(void)
 	return T_PASS;
 }
 
+/*
+ * A read-only registration of a writable buffer stays read-only wherever
+ * its device pointer goes: the device view says so, gemv/gemm refuse it
+ * as an output without calling the driver, and a kDLCUDA export is
+ * refused (legacy) or flagged (versioned), never handed out writable.
+ */
+static int read_only_registration_stays_read_only(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf *buf = t_buf(ctx, 4), *wbuf = t_buf(ctx, 4);
+	struct gpubuf_cuda_matrix ca, cc;
+	struct gpubuf_matrix a, c;
+	DLManagedTensor *t = NULL;
+	uint64_t dp;
+
+	T_STUB();
+	T_EQ(gpubuf_matrix_view(buf, 0, GPUBUF_DTYPE_F32, 16, 16, 16,
+				GPUBUF_ROW_MAJOR, &c), 0);
+	T_EQ(gpubuf_matrix_view(wbuf, 0, GPUBUF_DTYPE_F32, 16, 16, 16,
+				GPUBUF_ROW_MAJOR, &a), 0);
+	T_EQ(gpubuf_cuda_register(buf, 0, GPUBUF_CUDA_REGISTER_READ_ONLY, &dp),
+	     0);
+	T_EQ(gpubuf_cuda_register(wbuf, 0, 0, &dp), 0);
+	T_EQ(gpubuf_cuda_matrix_view(&c, 0, &cc), 0);
+	T_EQ(cc.flags, GPUBUF_CUDA_MATRIX_READ_ONLY);
+	T_EQ(gpubuf_cuda_matrix_view(&a, 0, &ca), 0);
+	T_EQ(ca.flags, 0);
+	stub.reset_log();
+	T_EQ(gpubuf_cuda_gemm(1.0, &ca, &ca, 0.0, &cc, NULL), -EROFS);
+	T_ERR_HAS("read-only");
+	cc.rows = 16;
+	cc.cols = 1;
+	T_EQ(gpubuf_cuda_gemv(1.0, &ca, &ca, 0.0, &cc, NULL), -EINVAL);
+	ca.cols = 1;
+	T_EQ(gpubuf_cuda_matrix_view(&a, 0, &ca), 0);
+	T_EQ(gpubuf_cuda_gemv(1.0, &ca, &cc, 0.0, &cc, NULL), -EROFS);
+	T_EQ(stub.log_count("*"), 0);
+	T_EQ(gpubuf_cuda_matrix_view(&c, 0, &cc), 0);
+	T_EQ(gpubuf_matrix_to_dlpack(&c, kDLCUDA, 0, &t), -EROFS);
+	T_CHECK(t == NULL);
+#if defined(DLPACK_MAJOR_VERSION) && DLPACK_MAJOR_VERSION >= 1
+	{
+		struct DLManagedTensorVersioned *tv = NULL;
+
+		T_EQ(gpubuf_matrix_to_dlpack_versioned(&c, kDLCUDA, 0, &tv),
+		     0);
+		T_CHECK(tv->flags & DLPACK_FLAG_BITMASK_READ_ONLY);
+		tv->deleter(tv);
+	}
+#endif
+	/* The refused export kept no count: one unregister undoes it all. */
+	T_EQ(gpubuf_cuda_unregister(buf, 0), 0);
+	T_EQ(gpubuf_cuda_unregister(buf, 0), -ENXIO);
+	gpubuf_unref(buf);
+	gpubuf_unref(wbuf);
+	gpubuf_close(ctx);
+	T_CLEAN();
+	return T_PASS;
+}
+
+/* A pool never hands out a buffer that is still registered. */
+static int pool_drops_registered_buffers(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_pool_opts po = GPUBUF_POOL_OPTS_INIT;
+	struct gpubuf_pool_stats st;
+	struct gpubuf_pool *pool;
+	struct gpubuf *buf;
+	uint64_t dp;
+
+	T_STUB();
+	T_EQ(gpubuf_pool_create(ctx, &po, &pool), 0);
+	T_EQ(gpubuf_pool_get(pool, 1 << 20, &buf), 0);
+	T_EQ(gpubuf_cuda_register(buf, 0, GPUBUF_CUDA_REGISTER_READ_ONLY, &dp),
+	     0);
+	stub.reset_log();
+	T_EQ(gpubuf_pool_put(pool, buf), 0);
+	T_EQ(stub.log_count("cuMemHostUnregister"), 1);
+	gpubuf_pool_stats(pool, &st);
+	T_EQ(st.drops, 1);
+	T_EQ(st.cached_buffers, 0);
+	/* The next buffer of that class registers writable, from scratch. */
+	T_EQ(gpubuf_pool_get(pool, 1 << 20, &buf), 0);
+	T_EQ(gpubuf_cuda_register(buf, 0, 0, &dp), 0);
+	T_EQ(stub.log_count("cuMemHostRegister"), 1);
+	T_EQ(gpubuf_cuda_unregister(buf, 0), 0);
+	T_EQ(gpubuf_pool_put(pool, buf), 0);
+	gpubuf_pool_stats(pool, &st);
+	T_EQ(st.cached_buffers, 1);
+	gpubuf_pool_destroy(pool);
+	gpubuf_close(ctx);
+	T_CLEAN();
+	return T_PASS;
+}
+
+/*
+ * A child after fork() must not call into the driver state it inherited:
+ * every CUDA call there is -ENODEV, and its last unref of a registered
+ * buffer forgets the parent's registration without a driver call.
+ */
+static int fork_child_never_calls_driver(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf *buf = t_buf(ctx, 2), *other = t_buf(ctx, 1);
+	uint64_t dp;
+	int status;
+	pid_t pid;
+
+	T_STUB();
+	T_EQ(gpubuf_cuda_register(buf, 0, 0, &dp), 0);
+	stub.reset_log();
+	pid = fork();
+	T_CHECK(pid >= 0);
+	if (pid == 0) {
+		int n, bad = 0;
+
+		bad |= gpubuf_cuda_device_count(&n) != -ENODEV;
+		bad |= !strstr(gpubuf_last_error(), "fork");
+		bad |= gpubuf_cuda_register(other, 0, 0, &dp) != -ENODEV;
+		bad |= gpubuf_cuda_unregister(buf, 0) != -ENODEV;
+		gpubuf_unref(buf);
+		bad |= stub.log_count("*") != 0;
+		_exit(bad);
+	}
+	T_EQ(waitpid(pid, &status, 0), pid);
+	T_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	/* The parent's registration is untouched. */
+	T_EQ(stub.registrations(), 1);
+	T_EQ(gpubuf_cuda_unregister(buf, 0), 0);
+	gpubuf_unref(buf);
+	gpubuf_unref(other);
+	gpubuf_close(ctx);
+	T_CLEAN();
+	return T_PASS;
+}
+
 /* ---- the tests, each run in a fresh process ----------------------------- */
 
 /* name, environment ("K=V K=V") */
@@ -280,6 +417,9 @@ static int dlpack_cuda_holds_registration(void)
 	X(writable_pin_of_read_only_pages_refused, "")			\
 	X(register_flags_never_iomemory, "CUSTUB_DEVICES=2")		\
 	X(matrix_view_device_pointer, "CUSTUB_DEVICES=2")		\
-	X(dlpack_cuda_holds_registration, "CUSTUB_DEVICES=2")
+	X(dlpack_cuda_holds_registration, "CUSTUB_DEVICES=2")		\
+	X(read_only_registration_stays_read_only, "")			\
+	X(pool_drops_registered_buffers, "")				\
+	X(fork_child_never_calls_driver, "")
 
 T_STUB_MAIN(T_CASES)
