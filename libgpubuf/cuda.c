@@ -1,269 +1,24 @@
 // SPDX-License-Identifier: MIT
 /*
- * CUDA driver API: lazy loading, error mapping, and registration of
- * buffers for in-place GPU access.
+ * CUDA registration of buffers for in-place GPU access (the driver itself
+ * is loaded by cuda_driver.c).
  *
  * An x86 discrete NVIDIA GPU cannot import a dma-buf, so the path is the
  * CPU mapping: cuMemHostRegister pins it with pin_user_pages(FOLL_LONGTERM)
  * (which the module's struct-page mapping and memfd pages both allow) and
  * cuMemHostGetDevicePointer gives the address kernels use.
  *
- * The only process-wide state is the loaded driver table, written once
- * under pthread_once and read-only afterwards; registrations live in their
- * buffer, under its lock.
+ * Registrations live in their buffer, under its lock.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "cuda_driver.h"
 #include "internal.h"
 
 #ifdef GPUBUF_HAVE_CUDA
-
-/* Ask for legacy default-stream semantics: a NULL stream is stream 0. */
-#define GPUBUF_CU_PROC_FLAGS	CU_GET_PROC_ADDRESS_LEGACY_STREAM
-
-static struct {
-	pthread_once_t once;
-	pid_t pid;		/* the process that initialised the driver */
-	int err;
-	char msg[200];
-	struct gpubuf_cu cu;
-} gpubuf_cu_loaded = { .once = PTHREAD_ONCE_INIT };
-
-static int gpubuf_cu_errno(CUresult r)
-{
-	switch (r) {
-	case CUDA_SUCCESS:
-		return 0;
-	case CUDA_ERROR_INVALID_VALUE:
-	case CUDA_ERROR_INVALID_HANDLE:
-		return -EINVAL;
-	case CUDA_ERROR_NOT_READY:
-		return -EAGAIN;
-	case CUDA_ERROR_OUT_OF_MEMORY:
-	case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
-		return -ENOMEM;
-	case CUDA_ERROR_NOT_INITIALIZED:
-	case CUDA_ERROR_DEINITIALIZED:
-	case CUDA_ERROR_STUB_LIBRARY:
-	case CUDA_ERROR_NO_DEVICE:
-	case CUDA_ERROR_INVALID_DEVICE:
-	case CUDA_ERROR_DEVICE_UNAVAILABLE:
-	case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:
-	case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE:
-	case CUDA_ERROR_SYSTEM_NOT_READY:
-	case CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER:
-		return -ENODEV;
-	case CUDA_ERROR_CONTEXT_ALREADY_IN_USE:
-		return -EBUSY;
-	case CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED:
-		return -EBUSY;
-	case CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED:
-		return -ENXIO;
-	case CUDA_ERROR_NOT_SUPPORTED:
-		return -EOPNOTSUPP;
-	case CUDA_ERROR_NOT_PERMITTED:
-		return -EPERM;
-	case CUDA_ERROR_INVALID_IMAGE:
-	case CUDA_ERROR_NO_BINARY_FOR_GPU:
-	case CUDA_ERROR_INVALID_PTX:
-	case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
-	case CUDA_ERROR_JIT_COMPILER_NOT_FOUND:
-	case CUDA_ERROR_JIT_COMPILATION_DISABLED:
-		return -ENOEXEC;
-	case CUDA_ERROR_ILLEGAL_ADDRESS:
-	case CUDA_ERROR_MISALIGNED_ADDRESS:
-		return -EFAULT;
-	default:
-		return -EIO;
-	}
-}
-
-static const char *gpubuf_cu_name(const struct gpubuf_cu *cu, CUresult r)
-{
-	const char *name = NULL;
-
-	if (cu && cu->cuGetErrorName && cu->cuGetErrorName(r, &name) == 0 &&
-	    name)
-		return name;
-	return "unknown CUDA error";
-}
-
-int gpubuf_cu_fail(const struct gpubuf_cu *cu, CUresult r, const char *what)
-{
-	gpubuf_error_set("%s: %s (%d)", what, gpubuf_cu_name(cu, r), (int)r);
-	return gpubuf_cu_errno(r);
-}
-
-/* Loader failures are remembered once and replayed to every caller. */
-__attribute__((format(printf, 2, 3)))
-static void gpubuf_cu_load_fail(int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(gpubuf_cu_loaded.msg, sizeof(gpubuf_cu_loaded.msg), fmt, ap);
-	va_end(ap);
-	gpubuf_cu_loaded.err = err;
-}
-
-static void *gpubuf_cu_proc(PFN_cuGetProcAddress_v12000 get,
-			    const char *name, int version)
-{
-	CUdriverProcAddressQueryResult status;
-	void *fn = NULL;
-
-	/*
-	 * No retry with another version: that could hand back a different
-	 * ABI than the typedef this pointer is called through.
-	 */
-	if (get(name, &fn, version, GPUBUF_CU_PROC_FLAGS, &status) !=
-	    CUDA_SUCCESS)
-		return NULL;
-	return fn;	/* NULL for a symbol the driver does not have */
-}
-
-static void gpubuf_cu_load(void)
-{
-	struct gpubuf_cu *cu = &gpubuf_cu_loaded.cu;
-	PFN_cuGetProcAddress_v12000 get;
-	const char *missing = NULL, *what;
-	void *lib;
-	CUresult r;
-
-	/* Never closed: the driver keeps threads and state for the process. */
-	lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (!lib) {
-		gpubuf_cu_load_fail(-ENODEV, "no NVIDIA driver: %s", dlerror());
-		return;
-	}
-	/* The plain dlsym() name would be the legacy 11.x ABI. */
-	get = (PFN_cuGetProcAddress_v12000)dlsym(lib, "cuGetProcAddress_v2");
-	if (!get) {
-		gpubuf_cu_load_fail(-ENODEV,
-				    "NVIDIA driver older than CUDA 12.0 (no cuGetProcAddress_v2)");
-		return;
-	}
-#define GPUBUF_CU_RESOLVE(name, version)				\
-	cu->name = (PFN_##name##_v##version)gpubuf_cu_proc(get, #name, version); \
-	if (!cu->name && !missing)					\
-		missing = #name;
-	GPUBUF_CU_ENTRIES(GPUBUF_CU_RESOLVE)
-#undef GPUBUF_CU_RESOLVE
-	if (missing) {
-		gpubuf_cu_load_fail(-ENODEV,
-				    "NVIDIA driver lacks %s (older than CUDA 12.0?)",
-				    missing);
-		return;
-	}
-	what = "cuInit";
-	r = cu->cuInit(0);
-	if (r == CUDA_SUCCESS) {
-		what = "cuDriverGetVersion";
-		r = cu->cuDriverGetVersion(&cu->driver_version);
-	}
-	if (r == CUDA_SUCCESS) {
-		what = "cuDeviceGetCount";
-		r = cu->cuDeviceGetCount(&cu->device_count);
-	}
-	if (r != CUDA_SUCCESS) {
-		gpubuf_cu_load_fail(gpubuf_cu_errno(r), "%s: %s (%d)", what,
-				    gpubuf_cu_name(cu, r), (int)r);
-		return;
-	}
-	gpubuf_cu_loaded.pid = getpid();
-	if (cu->device_count <= 0)
-		gpubuf_cu_load_fail(-ENODEV, "no CUDA device");
-}
-
-/* A child of fork() inherits no usable CUDA state; calls there may hang. */
-static bool gpubuf_cu_forked(void)
-{
-	return gpubuf_cu_loaded.pid && gpubuf_cu_loaded.pid != getpid();
-}
-
-int gpubuf_cu_get(const struct gpubuf_cu **cu)
-{
-	pthread_once(&gpubuf_cu_loaded.once, gpubuf_cu_load);
-	if (gpubuf_cu_loaded.err) {
-		gpubuf_error_set("%s", gpubuf_cu_loaded.msg);
-		return gpubuf_cu_loaded.err;
-	}
-	if (gpubuf_cu_forked()) {
-		gpubuf_error_set("CUDA was initialised by process %d; a child after fork() cannot use it",
-				 (int)gpubuf_cu_loaded.pid);
-		return -ENODEV;
-	}
-	*cu = &gpubuf_cu_loaded.cu;
-	return 0;
-}
-
-/* The driver, and device a valid ordinal on it. */
-static int gpubuf_cu_get_device(const struct gpubuf_cu **cu, int device)
-{
-	int err = gpubuf_cu_get(cu);
-
-	if (err)
-		return err;
-	if (device < 0 || device >= (*cu)->device_count) {
-		gpubuf_error_set("no CUDA device %d (%d present)", device,
-				 (*cu)->device_count);
-		return -ENODEV;
-	}
-	return 0;
-}
-
-static int gpubuf_cu_retain(const struct gpubuf_cu *cu, int device,
-			    CUcontext *ctx)
-{
-	CUdevice dev;
-	CUresult r;
-
-	r = cu->cuDeviceGet(&dev, device);
-	if (r == CUDA_SUCCESS)
-		r = cu->cuDevicePrimaryCtxRetain(ctx, dev);
-	return r ? gpubuf_cu_fail(cu, r, "cuDevicePrimaryCtxRetain") : 0;
-}
-
-static void gpubuf_cu_release(const struct gpubuf_cu *cu, int device)
-{
-	CUdevice dev;
-
-	if (cu->cuDeviceGet(&dev, device) == CUDA_SUCCESS)
-		cu->cuDevicePrimaryCtxRelease(dev);
-}
-
-int gpubuf_cu_enter(const struct gpubuf_cu *cu, int device, CUcontext *ctx)
-{
-	CUresult r;
-	int err;
-
-	err = gpubuf_cu_retain(cu, device, ctx);
-	if (err)
-		return err;
-	r = cu->cuCtxPushCurrent(*ctx);
-	if (r != CUDA_SUCCESS) {
-		gpubuf_cu_release(cu, device);
-		return gpubuf_cu_fail(cu, r, "cuCtxPushCurrent");
-	}
-	return 0;
-}
-
-void gpubuf_cu_leave(const struct gpubuf_cu *cu, int device)
-{
-	CUcontext ctx;
-
-	cu->cuCtxPopCurrent(&ctx);
-	gpubuf_cu_release(cu, device);
-}
 
 /*
  * One registration per buffer (the driver refuses a second one of the same
@@ -407,8 +162,8 @@ static int gpubuf_cu_unregister_all(const struct gpubuf_cu *cu,
 		return err;
 	for (int d = 0; d < reg->ndev; d++)
 		if (reg->dev[d].count)
-			gpubuf_cu_release(cu, d);
-	gpubuf_cu_release(cu, reg->reg_device);
+			gpubuf_cu_unretain(cu, d);
+	gpubuf_cu_unretain(cu, reg->reg_device);
 	free(reg);
 	buf->cuda = NULL;
 	return err;
@@ -524,7 +279,7 @@ static int gpubuf_cu_unregister_locked(const struct gpubuf_cu *cu,
 		return gpubuf_cu_unregister_all(cu, buf, false);
 	reg->total--;
 	if (--reg->dev[device].count == 0)
-		gpubuf_cu_release(cu, device);
+		gpubuf_cu_unretain(cu, device);
 	return 0;
 }
 
@@ -587,21 +342,6 @@ void gpubuf_cuda_release(struct gpubuf *buf)
 		return;
 	}
 	gpubuf_cu_unregister_all(cu, buf, true);
-}
-
-GPUBUF_EXPORT int gpubuf_cuda_device_count(int *count)
-{
-	const struct gpubuf_cu *cu;
-	int err;
-
-	gpubuf_error_clear();
-	if (!count)
-		return -EINVAL;
-	err = gpubuf_cu_get(&cu);
-	if (err)
-		return err;
-	*count = cu->device_count;
-	return 0;
 }
 
 GPUBUF_EXPORT int gpubuf_cuda_matrix_view(const struct gpubuf_matrix *m,

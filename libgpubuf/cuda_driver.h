@@ -78,6 +78,13 @@ int gpubuf_cu_get(const struct gpubuf_cu **cu);
  */
 int gpubuf_cu_fail(const struct gpubuf_cu *cu, CUresult r, const char *what);
 
+/* The driver, and device a valid ordinal on it (-ENODEV otherwise). */
+int gpubuf_cu_get_device(const struct gpubuf_cu **cu, int device);
+
+/* Retain device's primary context, and give one retain back. */
+int gpubuf_cu_retain(const struct gpubuf_cu *cu, int device, CUcontext *ctx);
+void gpubuf_cu_unretain(const struct gpubuf_cu *cu, int device);
+
 /* Make device's primary context current (retained), and undo that. */
 int gpubuf_cu_enter(const struct gpubuf_cu *cu, int device, CUcontext *ctx);
 void gpubuf_cu_leave(const struct gpubuf_cu *cu, int device);
