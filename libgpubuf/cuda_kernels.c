@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,10 +56,21 @@ struct gpubuf_cu_module {
 	int threads_per_sm;
 };
 
-static struct {
+/*
+ * Per device: loading (which may JIT PTX for a second or more) holds only
+ * that device's lock, and launches read the published module without any
+ * lock once it is there.
+ */
+struct gpubuf_cu_slot {
 	pthread_mutex_t lock;
-	struct gpubuf_cu_module *dev;	/* cu->device_count slots */
-} gpubuf_cu_modules = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct gpubuf_cu_module *_Atomic ready;	/* &m once loaded */
+	struct gpubuf_cu_module m;
+};
+
+static struct {
+	pthread_once_t once;
+	struct gpubuf_cu_slot *dev;	/* cu->device_count slots, or NULL */
+} gpubuf_cu_modules = { .once = PTHREAD_ONCE_INIT };
 
 #define GPUBUF_STR(x)	#x
 #define GPUBUF_XSTR(x)	GPUBUF_STR(x)
@@ -158,11 +170,27 @@ static int gpubuf_cu_module_load(const struct gpubuf_cu *cu, int device,
 	return err;
 }
 
+static void gpubuf_cu_slots_init(void)
+{
+	const struct gpubuf_cu *cu;
+	struct gpubuf_cu_slot *slots;
+
+	/* Only reached after a successful gpubuf_cu_get(). */
+	if (gpubuf_cu_get(&cu))
+		return;
+	slots = calloc((size_t)cu->device_count, sizeof(*slots));
+	if (!slots)
+		return;
+	for (int d = 0; d < cu->device_count; d++)
+		pthread_mutex_init(&slots[d].lock, NULL);
+	gpubuf_cu_modules.dev = slots;
+}
+
 /* device's loaded module; the pointer stays valid for the process. */
 static int gpubuf_cu_module_get(const struct gpubuf_cu *cu, int device,
 				const struct gpubuf_cu_module **out)
 {
-	struct gpubuf_cu_module *m;
+	struct gpubuf_cu_slot *slot;
 	int err = 0;
 
 	if (device < 0 || device >= cu->device_count) {
@@ -170,19 +198,22 @@ static int gpubuf_cu_module_get(const struct gpubuf_cu *cu, int device,
 				 cu->device_count);
 		return -ENODEV;
 	}
-	pthread_mutex_lock(&gpubuf_cu_modules.lock);
+	pthread_once(&gpubuf_cu_modules.once, gpubuf_cu_slots_init);
 	if (!gpubuf_cu_modules.dev)
-		gpubuf_cu_modules.dev = calloc((size_t)cu->device_count,
-					       sizeof(*gpubuf_cu_modules.dev));
-	if (!gpubuf_cu_modules.dev) {
-		err = -ENOMEM;
-	} else {
-		m = &gpubuf_cu_modules.dev[device];
-		if (!m->mod)
-			err = gpubuf_cu_module_load(cu, device, m);
-		*out = m;
+		return -ENOMEM;
+	slot = &gpubuf_cu_modules.dev[device];
+	*out = atomic_load_explicit(&slot->ready, memory_order_acquire);
+	if (*out)
+		return 0;
+	pthread_mutex_lock(&slot->lock);
+	if (!atomic_load_explicit(&slot->ready, memory_order_relaxed)) {
+		err = gpubuf_cu_module_load(cu, device, &slot->m);
+		if (!err)
+			atomic_store_explicit(&slot->ready, &slot->m,
+					      memory_order_release);
 	}
-	pthread_mutex_unlock(&gpubuf_cu_modules.lock);
+	pthread_mutex_unlock(&slot->lock);
+	*out = &slot->m;
 	return err;
 }
 
