@@ -146,7 +146,7 @@ err_unload:
 static int gpubuf_cu_module_load(const struct gpubuf_cu *cu, int device,
 				 struct gpubuf_cu_module *m)
 {
-	CUcontext ctx, prev;
+	CUcontext ctx;
 	CUdevice dev;
 	CUresult r;
 	int err;
@@ -154,20 +154,18 @@ static int gpubuf_cu_module_load(const struct gpubuf_cu *cu, int device,
 	r = cu->cuDeviceGet(&dev, device);
 	if (r != CUDA_SUCCESS)
 		return gpubuf_cu_fail(cu, r, "cuDeviceGet");
-	r = cu->cuDevicePrimaryCtxRetain(&ctx, dev);
-	if (r != CUDA_SUCCESS)
-		return gpubuf_cu_fail(cu, r, "cuDevicePrimaryCtxRetain");
-	/* Usually current already; pushing makes sure it is the one. */
-	r = cu->cuCtxPushCurrent(ctx);
-	if (r != CUDA_SUCCESS) {
-		err = gpubuf_cu_fail(cu, r, "cuCtxPushCurrent");
-	} else {
-		err = gpubuf_cu_module_fill(cu, dev, m);
-		cu->cuCtxPopCurrent(&prev);
-	}
+	/* Usually current already; entering makes sure it is the one. */
+	err = gpubuf_cu_enter(cu, device, &ctx);
 	if (err)
-		cu->cuDevicePrimaryCtxRelease(dev);
-	return err;
+		return err;
+	err = gpubuf_cu_module_fill(cu, dev, m);
+	if (err) {
+		gpubuf_cu_leave(cu, device);
+		return err;
+	}
+	/* Pop only: enter's retain is the one the cache keeps. */
+	cu->cuCtxPopCurrent(&ctx);
+	return 0;
 }
 
 static void gpubuf_cu_slots_init(void)
@@ -415,12 +413,9 @@ static int gpubuf_cu_run(int device, enum gpubuf_cu_kernel k,
 	CUresult r;
 	int err;
 
-	err = gpubuf_cu_get(&cu);
+	err = gpubuf_cu_get_device(&cu, device);
 	if (err)
 		return err;
-	if (device < 0 || device >= cu->device_count)
-		return gpubuf_cu_bad(-ENODEV, "no CUDA device %d (%d present)",
-				     device, cu->device_count);
 	err = gpubuf_cu_enter(cu, device, &ctx);
 	if (err)
 		return err;

@@ -23,29 +23,10 @@
 #define T_GEMV_PARAMS 11
 #define T_GEMM_PARAMS 14
 
-/*
- * The kernel cache keeps a retain of each device's primary context it
- * loaded a module into, for the process: otherwise as t_clean().
- */
-static int t_clean_cached(void)
-{
-	char msg[256];
-	int v = stub.violations(msg, sizeof(msg));
-
-	if (v) {
-		printf("# %d driver misuse(s), the first: %s\n", v, msg);
-		return T_FAIL;
-	}
-	T_EQ(stub.ctx_depth(), 0);
-	T_EQ(stub.registrations(), 0);
-	for (int d = 0; d < T_MAX_DEVICES; d++)
-		T_EQ(stub.retains(d), stub.module_loads(d) > 0);
-	return T_PASS;
-}
-
+/* As T_CLEAN(), allowing the kernel cache's retain per loaded device. */
 #define T_CLEAN_CACHED()						\
 	do {								\
-		if (t_clean_cached() != T_PASS)				\
+		if (t_clean_with(1) != T_PASS)				\
 			return T_FAIL;					\
 	} while (0)
 
