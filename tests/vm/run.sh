@@ -12,7 +12,13 @@
 # for it (default: this tree); GPUBUF_VM_OUT, the work directory;
 # GPUBUF_VM_MEM, guest MiB (2048); GPUBUF_VM_EXTRA_DIR, files added under
 # /gpubuf in the guest; GPUBUF_VM_APPEND, extra kernel command line (e.g.
-# gpubuf.demo=1, which runs /gpubuf/demo.sh instead of the suites).
+# gpubuf.demo=1, which runs /gpubuf/demo.sh instead of the suites);
+# GPUBUF_VM_HOST_FILES, host files (libraries a program dlopen()s, their
+# configuration) copied to the same paths in the guest, with the shared
+# libraries they need; GPUBUF_VM_NIC=1 gives the guest an e1000 NIC on a
+# QEMU user network (soft-RoCE needs a network device to bind to);
+# GPUBUF_VM_MODULES, more modules of the guest kernel to carry (modprobe
+# them in the guest; built-in ones need no entry).
 set -eu
 kdir=$1
 tests_dir=$2
@@ -49,21 +55,52 @@ if [ -n "${GPUBUF_VM_EXTRA_DIR:-}" ]; then
 	cp -r "$GPUBUF_VM_EXTRA_DIR"/. "$out/root/gpubuf/"
 fi
 
-# vgem and what modules.dep says it needs.
+# Dynamically linked programs run in the guest with the host's loader and
+# libraries, copied to their host paths (the guest has no other libc).
+# ldd is run only on ELF files; ldd of a static one prints no paths.
+host_libs() { # FILE: the paths of the shared libraries FILE needs
+	ldd "$1" 2>/dev/null | sed -n 's|.*=> \(/[^ ]*\) .*|\1|p; s|^[[:space:]]*\(/[^ ]*\) (.*|\1|p'
+}
+carry() { # HOST_PATH: copy it, and the file a symlink names, into the guest
+	[ -e "$out/root$1" ] && return 0
+	mkdir -p "$out/root$(dirname "$1")"
+	cp -L "$1" "$out/root$1"
+}
+elves=$(find "$out/root/gpubuf" -type f -perm -u+x -exec sh -c \
+	'head -c 4 "$1" | grep -q "ELF" && echo "$1"' sh {} \;)
+for f in $elves ${GPUBUF_VM_HOST_FILES:-}; do
+	case $f in "$out"/*) ;; *)
+		[ -e "$f" ] || { echo "not ok 1 - guest file $f missing on the host"; echo "1..1"; exit 1; }
+		carry "$f" ;;
+	esac
+	for lib in $(host_libs "$f"); do
+		carry "$lib"
+	done
+done
+
+# vgem, the modules named in GPUBUF_VM_MODULES, and what modules.dep says
+# they need.
 cp "$sysroot$moddir/modules.dep" "$sysroot$moddir/modules.builtin" "$out/root$moddir/" 2>/dev/null || true
-mods=$(grep -E '/vgem\.ko(\.[a-z]+)?:' "$sysroot$moddir/modules.dep" | tr -d ':')
-for m in $mods; do
+mods=
+for name in vgem ${GPUBUF_VM_MODULES:-}; do
+	line=$(grep -E "/$name\.ko(\.[a-z]+)?:" "$sysroot$moddir/modules.dep" | tr -d ':')
+	[ -n "$line" ] || { echo "not ok 1 - guest module $name not in $moddir/modules.dep"; echo "1..1"; exit 1; }
+	mods="$mods $line"
+done
+for m in $(echo "$mods" | tr ' ' '\n' | sort -u); do
 	mkdir -p "$out/root$moddir/$(dirname "$m")"
 	cp "$sysroot$moddir/$m" "$out/root$moddir/$m"
 done
 
 (cd "$out/root" && find . | cpio -o -H newc --quiet | gzip -1) > "$out/initrd.gz"
 
+nic="-nic none"
+[ "${GPUBUF_VM_NIC:-0}" = 1 ] && nic="-nic user,model=e1000"
 set +e
 timeout "$timeout_s" qemu-system-x86_64 -machine q35 -cpu max -smp 2 -m "$mem" \
 	-accel tcg -kernel "$vmlinuz" -initrd "$out/initrd.gz" \
 	-append "console=ttyS0 quiet loglevel=3 panic=-1 oops=panic ${GPUBUF_VM_APPEND:-}" \
-	-nographic -no-reboot -monitor none -serial stdio -nic none \
+	-nographic -no-reboot -monitor none -serial stdio $nic \
 	</dev/null >"$out/console.log" 2>&1
 qemu_rc=$?
 set -e
