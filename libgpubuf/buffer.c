@@ -18,6 +18,7 @@
 #include <linux/magic.h>
 
 #include "cuda_driver.h"
+#include "drm_lib.h"
 #include "internal.h"
 
 #ifndef DMA_BUF_MAGIC
@@ -353,6 +354,8 @@ GPUBUF_EXPORT void gpubuf_unref(struct gpubuf *buf)
 	atomic_thread_fence(memory_order_acquire);
 	/* Registrations pin the pages through this mapping: undo them first. */
 	gpubuf_cuda_release(buf);
+	/* GEM handles and GPU mappings hold the dma-buf: close them too. */
+	gpubuf_drm_release_all(buf);
 	pthread_mutex_destroy(&buf->lock);
 	munmap(buf->ptr, buf->size);
 	if (buf->fd >= 0)

@@ -245,6 +245,8 @@ GPUBUF_EXPORT int gpubuf_pool_put_v0_2(struct gpubuf_pool *p,
 	 */
 	keep = gpubuf_refcount(buf) == 1 && !buf->cuda &&
 	       gpubuf_pool_class(p, buf->size) == buf->size;
+	/* Nor one holding DRM handles or amdgpu mappings (their records). */
+	keep = keep && !buf->drm;
 	pthread_mutex_lock(&p->lock);
 	p->st.puts++;
 	if (keep && p->max_cached - p->st.cached_bytes >= buf->size) {

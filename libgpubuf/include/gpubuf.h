@@ -388,6 +388,28 @@ int gpubuf_cuda_gemm(double alpha, const struct gpubuf_cuda_matrix *a,
 		     const struct gpubuf_cuda_matrix *b, double beta,
 		     const struct gpubuf_cuda_matrix *c, void *stream);
 
+/* ---- DRM (libdrm, loaded with dlopen) ---------------------------------- */
+
+/*
+ * Import a module-backend buffer's dma-buf into the DRM file behind drm_fd
+ * (drmPrimeFDToHandle) and give its GEM handle. Counted per buffer and DRM
+ * file: a second import into the same file returns the same handle, and
+ * only the last gpubuf_drm_release() closes it. The library keeps a dup()
+ * of drm_fd while a handle is held; the last gpubuf_unref() of the buffer
+ * closes every handle still held. -EOPNOTSUPP for memfd buffers (no
+ * dma-buf) and builds without libdrm's headers, -ENODEV without libdrm.so.2.
+ */
+int gpubuf_drm_import(struct gpubuf *buf, int drm_fd, uint32_t *gem_handle);
+int gpubuf_drm_release(struct gpubuf *buf, int drm_fd);
+
+/*
+ * amdgpu only (libdrm_amdgpu.so.1): import the dma-buf as an amdgpu buffer
+ * object and map it at a GPU virtual address of the device's VM, counted
+ * like gpubuf_drm_import(). -ENODEV when drm_fd is not an amdgpu device.
+ */
+int gpubuf_amdgpu_map(struct gpubuf *buf, int drm_fd, uint64_t *gpu_va);
+int gpubuf_amdgpu_unmap(struct gpubuf *buf, int drm_fd);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: MIT
+/*
+ * amdgpu: a buffer's dma-buf imported as an amdgpu buffer object and mapped
+ * at a GPU virtual address, through libdrm_amdgpu loaded with dlopen, so a
+ * client without Mesa or ROCm gets an address its GPU work can use.
+ *
+ * Compiled against Debian 12's libdrm 2.4.114 headers; no AMD GPU has been
+ * reachable, so only the refusals (a non-amdgpu device) have ever run.
+ * Mappings are counted per (buffer, DRM file) in the same records as GEM
+ * imports (drm.c).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "drm_lib.h"
+#include "internal.h"
+
+#if defined(GPUBUF_HAVE_DRM) && defined(GPUBUF_HAVE_AMDGPU)
+
+#include <dlfcn.h>
+#include <amdgpu.h>
+#include <amdgpu_drm.h>
+
+/* GPU VA alignment: 2 MiB lets the VM use its large page fragments. */
+#define GPUBUF_AMDGPU_VA_ALIGN	(2ull << 20)
+
+static struct {
+	pthread_once_t once;
+	int err;
+	char msg[200];
+	__typeof__(amdgpu_device_initialize) *device_initialize;
+	__typeof__(amdgpu_device_deinitialize) *device_deinitialize;
+	__typeof__(amdgpu_bo_import) *bo_import;
+	__typeof__(amdgpu_bo_free) *bo_free;
+	__typeof__(amdgpu_va_range_alloc) *va_range_alloc;
+	__typeof__(amdgpu_va_range_free) *va_range_free;
+	__typeof__(amdgpu_bo_va_op_raw) *bo_va_op_raw;
+} amd = { .once = PTHREAD_ONCE_INIT };
+
+static void gpubuf_amdgpu_load(void)
+{
+	const char *missing = NULL;
+	void *lib;
+
+	/* Never closed, like libdrm: mappings outlive any one call. */
+	lib = dlopen("libdrm_amdgpu.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		amd.err = -ENODEV;
+		snprintf(amd.msg, sizeof(amd.msg), "no libdrm_amdgpu: %s",
+			 dlerror());
+		return;
+	}
+#define GPUBUF_AMD_SYM(field)						\
+	amd.field = (__typeof__(amd.field))dlsym(lib, "amdgpu_" #field); \
+	if (!amd.field && !missing)					\
+		missing = "amdgpu_" #field;
+	GPUBUF_AMD_SYM(device_initialize)
+	GPUBUF_AMD_SYM(device_deinitialize)
+	GPUBUF_AMD_SYM(bo_import)
+	GPUBUF_AMD_SYM(bo_free)
+	GPUBUF_AMD_SYM(va_range_alloc)
+	GPUBUF_AMD_SYM(va_range_free)
+	GPUBUF_AMD_SYM(bo_va_op_raw)
+#undef GPUBUF_AMD_SYM
+	if (missing) {
+		amd.err = -ENODEV;
+		snprintf(amd.msg, sizeof(amd.msg), "libdrm_amdgpu.so.1 lacks %s",
+			 missing);
+	}
+}
+
+static int gpubuf_amdgpu_get(void)
+{
+	pthread_once(&amd.once, gpubuf_amdgpu_load);
+	if (amd.err)
+		gpubuf_error_set("%s", amd.msg);
+	return amd.err;
+}
+
+/* libdrm_amdgpu returns negative errno values; a few pass 0 for success. */
+static int gpubuf_amdgpu_fail(int r, const char *what)
+{
+	if (r >= 0)
+		r = -EIO;
+	errno = -r;
+	gpubuf_error_set("%s: %m", what);
+	return r;
+}
+
+/* The kernel driver behind drm_fd must be amdgpu. */
+static int gpubuf_amdgpu_check_driver(const struct gpubuf_drm_api *api,
+				      int drm_fd)
+{
+	drmVersionPtr v = api->GetVersion(drm_fd);
+	int err = 0;
+
+	if (!v) {
+		gpubuf_error_set("drmGetVersion failed on drm_fd %d", drm_fd);
+		return -ENODEV;
+	}
+	if (!v->name || strcmp(v->name, "amdgpu")) {
+		gpubuf_error_set("DRM driver of fd %d is \"%s\", not amdgpu",
+				 drm_fd, v->name ? v->name : "");
+		err = -ENODEV;
+	}
+	api->FreeVersion(v);
+	return err;
+}
+
+int gpubuf_amdgpu_undo(struct gpubuf_drm_rec *rec, int force)
+{
+	int r = 0;
+
+	/* Records exist only once the library loaded. */
+	if (rec->amd_va_range) {
+		r = amd.bo_va_op_raw(rec->amd_dev, rec->amd_bo, 0, rec->va_size,
+				     rec->va, 0, AMDGPU_VA_OP_UNMAP);
+		if (r && !force)
+			return gpubuf_amdgpu_fail(r, "amdgpu_bo_va_op(UNMAP)");
+		amd.va_range_free(rec->amd_va_range);
+		rec->amd_va_range = NULL;
+	}
+	if (rec->amd_bo)
+		amd.bo_free(rec->amd_bo);
+	if (rec->amd_dev)
+		amd.device_deinitialize(rec->amd_dev);
+	rec->amd_bo = NULL;
+	rec->amd_dev = NULL;
+	return 0;
+}
+
+/* Import, reserve a VA range, map: undone in reverse on failure. */
+static int gpubuf_amdgpu_do(struct gpubuf *buf, struct gpubuf_drm_rec *rec)
+{
+	struct amdgpu_bo_import_result res;
+	uint32_t major, minor;
+	uint64_t flags = AMDGPU_VM_PAGE_READABLE;
+	amdgpu_va_handle range;
+	int r;
+
+	r = amd.device_initialize(rec->fd, &major, &minor, &rec->amd_dev);
+	if (r) {
+		rec->amd_dev = NULL;
+		return gpubuf_amdgpu_fail(r, "amdgpu_device_initialize");
+	}
+	memset(&res, 0, sizeof(res));
+	r = amd.bo_import(rec->amd_dev, amdgpu_bo_handle_type_dma_buf_fd,
+			  (uint32_t)buf->fd, &res);
+	if (r) {
+		r = gpubuf_amdgpu_fail(r, "amdgpu_bo_import");
+		goto err_undo;
+	}
+	rec->amd_bo = res.buf_handle;
+	rec->va_size = buf->size;
+	r = amd.va_range_alloc(rec->amd_dev, amdgpu_gpu_va_range_general,
+			       rec->va_size, GPUBUF_AMDGPU_VA_ALIGN, 0, &rec->va,
+			       &range, 0);
+	if (r) {
+		r = gpubuf_amdgpu_fail(r, "amdgpu_va_range_alloc");
+		goto err_undo;
+	}
+	/* The GPU gets the CPU mapping's access: read-only stays so. */
+	if (!(buf->flags & GPUBUF_BUF_READONLY))
+		flags |= AMDGPU_VM_PAGE_WRITEABLE;
+	r = amd.bo_va_op_raw(rec->amd_dev, rec->amd_bo, 0, rec->va_size,
+			     rec->va, flags, AMDGPU_VA_OP_MAP);
+	if (r) {
+		amd.va_range_free(range);
+		r = gpubuf_amdgpu_fail(r, "amdgpu_bo_va_op(MAP)");
+		goto err_undo;
+	}
+	rec->amd_va_range = range;
+	return 0;
+
+err_undo:
+	gpubuf_amdgpu_undo(rec, 1);
+	return r;
+}
+
+GPUBUF_EXPORT int gpubuf_amdgpu_map(struct gpubuf *buf, int drm_fd,
+				    uint64_t *gpu_va)
+{
+	GPUBUF_KEEP_ERRNO;
+	const struct gpubuf_drm_api *api;
+	struct gpubuf_drm_rec *rec;
+	struct stat st;
+	int err;
+
+	gpubuf_error_clear();
+	if (!buf || !gpu_va)
+		return -EINVAL;
+	err = gpubuf_drm_check_args(buf, drm_fd, &st);
+	if (!err)
+		err = gpubuf_drm_api_get(&api);
+	if (!err)
+		err = gpubuf_amdgpu_check_driver(api, drm_fd);
+	if (!err)
+		err = gpubuf_amdgpu_get();
+	if (err)
+		return err;
+	pthread_mutex_lock(&buf->lock);
+	rec = gpubuf_drm_find(buf, GPUBUF_DRM_AMDGPU, drm_fd, &st);
+	if (rec) {
+		if (rec->count == UINT_MAX) {
+			gpubuf_error_set("too many amdgpu mappings of one buffer");
+			err = -EOVERFLOW;
+		} else {
+			rec->count++;
+			*gpu_va = rec->va;
+		}
+		goto out;
+	}
+	rec = gpubuf_drm_rec_new(GPUBUF_DRM_AMDGPU, drm_fd, &st, &err);
+	if (!rec)
+		goto out;
+	err = gpubuf_amdgpu_do(buf, rec);
+	if (err) {
+		gpubuf_drm_rec_free(buf, rec);
+		goto out;
+	}
+	rec->count = 1;
+	gpubuf_drm_link(buf, rec);
+	*gpu_va = rec->va;
+out:
+	pthread_mutex_unlock(&buf->lock);
+	return err;
+}
+
+GPUBUF_EXPORT int gpubuf_amdgpu_unmap(struct gpubuf *buf, int drm_fd)
+{
+	GPUBUF_KEEP_ERRNO;
+	struct gpubuf_drm_rec *rec;
+	struct stat st;
+	int err;
+
+	gpubuf_error_clear();
+	if (!buf)
+		return -EINVAL;
+	err = gpubuf_drm_check_args(buf, drm_fd, &st);
+	if (err)
+		return err;
+	pthread_mutex_lock(&buf->lock);
+	rec = gpubuf_drm_find(buf, GPUBUF_DRM_AMDGPU, drm_fd, &st);
+	if (!rec) {
+		gpubuf_error_set("buffer is not mapped on the amdgpu DRM file of fd %d",
+				 drm_fd);
+		err = -ENXIO;
+	} else if (rec->count > 1) {
+		rec->count--;
+	} else {
+		/* A failed UNMAP keeps the mapping and its count: retry later. */
+		err = gpubuf_amdgpu_undo(rec, 0);
+		if (!err)
+			gpubuf_drm_rec_free(buf, rec);
+	}
+	pthread_mutex_unlock(&buf->lock);
+	return err;
+}
+
+#elif defined(GPUBUF_HAVE_DRM)
+
+static int gpubuf_no_amdgpu(void)
+{
+	gpubuf_error_set("libgpubuf was built without amdgpu support (no libdrm/amdgpu.h at build time)");
+	return -EOPNOTSUPP;
+}
+
+GPUBUF_EXPORT int gpubuf_amdgpu_map(struct gpubuf *buf, int drm_fd,
+				    uint64_t *gpu_va)
+{
+	GPUBUF_KEEP_ERRNO;
+	struct stat st;
+	int err;
+
+	gpubuf_error_clear();
+	if (!buf || !gpu_va)
+		return -EINVAL;
+	err = gpubuf_drm_check_args(buf, drm_fd, &st);
+	return err ? err : gpubuf_no_amdgpu();
+}
+
+GPUBUF_EXPORT int gpubuf_amdgpu_unmap(struct gpubuf *buf, int drm_fd)
+{
+	GPUBUF_KEEP_ERRNO;
+	struct stat st;
+	int err;
+
+	gpubuf_error_clear();
+	if (!buf)
+		return -EINVAL;
+	err = gpubuf_drm_check_args(buf, drm_fd, &st);
+	return err ? err : gpubuf_no_amdgpu();
+}
+
+/* No amdgpu record can exist. */
+int gpubuf_amdgpu_undo(struct gpubuf_drm_rec *rec, int force)
+{
+	(void)rec, (void)force;
+	return 0;
+}
+
+#endif

@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DRM PRIME import of buffers into GEM handles, through libdrm loaded with
+ * dlopen (nothing links against it), and the per-buffer records that
+ * count imports per DRM file.
+ *
+ * The kernel keeps one GEM handle per dma-buf and DRM file description: a
+ * second PRIME import into the same file returns the same handle without
+ * a reference of its own, so one GEM_CLOSE would end both. Hence the
+ * counting here, per (buffer, DRM file); the file is told apart from other
+ * files of the same device with kcmp(KCMP_FILE), not by fd number.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "drm_lib.h"
+#include "internal.h"
+
+/* The character-device major of every DRM node, fixed in Linux. */
+#define GPUBUF_DRM_MAJOR	226
+
+int gpubuf_drm_check_fd(int drm_fd, struct stat *st)
+{
+	if (drm_fd < 0 || fstat(drm_fd, st) < 0) {
+		gpubuf_error_set("drm_fd %d is not an open file descriptor",
+				 drm_fd);
+		return -EBADF;
+	}
+	/* No ioctl on anything else: its number could mean something there. */
+	if (!S_ISCHR(st->st_mode) || major(st->st_rdev) != GPUBUF_DRM_MAJOR) {
+		gpubuf_error_set("drm_fd %d is not a DRM device (/dev/dri/*)",
+				 drm_fd);
+		return -ENOTTY;
+	}
+	return 0;
+}
+
+int gpubuf_drm_check_args(struct gpubuf *buf, int drm_fd, struct stat *st)
+{
+	/* First, so the answer for a memfd buffer does not depend on drm_fd. */
+	if (buf->fd < 0) {
+		gpubuf_error_set("a memfd-backend buffer has no dma-buf for DRM to import");
+		return -EOPNOTSUPP;
+	}
+	return gpubuf_drm_check_fd(drm_fd, st);
+}
+
+#ifdef GPUBUF_HAVE_DRM
+
+#include <dlfcn.h>
+#include <linux/kcmp.h>
+
+static struct {
+	pthread_once_t once;
+	int err;
+	char msg[200];
+	struct gpubuf_drm_api api;
+} gpubuf_drm_loaded = { .once = PTHREAD_ONCE_INIT };
+
+static void gpubuf_drm_load(void)
+{
+	struct gpubuf_drm_api *api = &gpubuf_drm_loaded.api;
+	const char *missing = NULL;
+	void *lib;
+
+	/* Never closed: records may call it until the process exits. */
+	lib = dlopen("libdrm.so.2", RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		gpubuf_drm_loaded.err = -ENODEV;
+		snprintf(gpubuf_drm_loaded.msg, sizeof(gpubuf_drm_loaded.msg),
+			 "no libdrm: %s", dlerror());
+		return;
+	}
+#define GPUBUF_DRM_SYM(field, name)					\
+	api->field = (__typeof__(api->field))dlsym(lib, #name);		\
+	if (!api->field && !missing)					\
+		missing = #name;
+	GPUBUF_DRM_SYM(PrimeFDToHandle, drmPrimeFDToHandle)
+	GPUBUF_DRM_SYM(GetVersion, drmGetVersion)
+	GPUBUF_DRM_SYM(FreeVersion, drmFreeVersion)
+	GPUBUF_DRM_SYM(Ioctl, drmIoctl)
+#undef GPUBUF_DRM_SYM
+	/* libdrm 2.4.109 and later; GEM_CLOSE through drmIoctl before. */
+	api->CloseBufferHandle = (__typeof__(api->CloseBufferHandle))
+		dlsym(lib, "drmCloseBufferHandle");
+	if (missing) {
+		gpubuf_drm_loaded.err = -ENODEV;
+		snprintf(gpubuf_drm_loaded.msg, sizeof(gpubuf_drm_loaded.msg),
+			 "libdrm.so.2 lacks %s", missing);
+	}
+}
+
+int gpubuf_drm_api_get(const struct gpubuf_drm_api **api)
+{
+	pthread_once(&gpubuf_drm_loaded.once, gpubuf_drm_load);
+	if (gpubuf_drm_loaded.err) {
+		gpubuf_error_set("%s", gpubuf_drm_loaded.msg);
+		return gpubuf_drm_loaded.err;
+	}
+	*api = &gpubuf_drm_loaded.api;
+	return 0;
+}
+
+int gpubuf_drm_gem_close(const struct gpubuf_drm_api *api, int fd,
+			 uint32_t handle)
+{
+	struct drm_gem_close c = { .handle = handle };
+	int r;
+
+	errno = 0;
+	if (api->CloseBufferHandle)
+		r = api->CloseBufferHandle(fd, handle);
+	else
+		r = api->Ioctl(fd, DRM_IOCTL_GEM_CLOSE, &c);
+	if (!r)
+		return 0;
+	/* The only refusal of a valid file: no such handle (any more). */
+	if (errno == EINVAL) {
+		gpubuf_error_set("GEM handle %u was already closed by someone else",
+				 handle);
+		return -ENOENT;
+	}
+	if (!errno)
+		errno = EIO;
+	gpubuf_error_set("GEM_CLOSE of handle %u: %m", handle);
+	return -errno;
+}
+
+/* Whether drm_fd and the record's dup are one open file description. */
+static bool gpubuf_drm_same_file(int drm_fd, const struct gpubuf_drm_rec *rec)
+{
+	pid_t pid = getpid();
+	long r = syscall(SYS_kcmp, pid, pid, KCMP_FILE, drm_fd, rec->fd);
+
+	if (r >= 0)
+		return r == 0;
+	/* A kernel without kcmp (CONFIG_KCMP=n): the caller's fd number. */
+	return drm_fd == rec->user_fd;
+}
+
+struct gpubuf_drm_rec *gpubuf_drm_find(struct gpubuf *buf,
+				       enum gpubuf_drm_kind kind, int drm_fd,
+				       const struct stat *st)
+{
+	pid_t pid = getpid();
+
+	for (struct gpubuf_drm_rec *r = buf->drm; r; r = r->next)
+		if (r->kind == kind && r->pid == pid &&
+		    r->rdev == st->st_rdev && gpubuf_drm_same_file(drm_fd, r))
+			return r;
+	return NULL;
+}
+
+struct gpubuf_drm_rec *gpubuf_drm_rec_new(enum gpubuf_drm_kind kind,
+					  int drm_fd, const struct stat *st,
+					  int *err)
+{
+	struct gpubuf_drm_rec *rec = calloc(1, sizeof(*rec));
+
+	if (!rec) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	rec->fd = fcntl(drm_fd, F_DUPFD_CLOEXEC, 0);
+	if (rec->fd < 0) {
+		*err = errno == EMFILE || errno == ENFILE ? -EMFILE : -errno;
+		gpubuf_error_set("cannot duplicate drm_fd %d: %m", drm_fd);
+		free(rec);
+		return NULL;
+	}
+	rec->kind = kind;
+	rec->user_fd = drm_fd;
+	rec->rdev = st->st_rdev;
+	rec->pid = getpid();
+	return rec;
+}
+
+void gpubuf_drm_link(struct gpubuf *buf, struct gpubuf_drm_rec *rec)
+{
+	rec->next = buf->drm;
+	buf->drm = rec;
+}
+
+void gpubuf_drm_rec_free(struct gpubuf *buf, struct gpubuf_drm_rec *rec)
+{
+	for (struct gpubuf_drm_rec **pp = &buf->drm; *pp; pp = &(*pp)->next)
+		if (*pp == rec) {
+			*pp = rec->next;
+			break;
+		}
+	close(rec->fd);
+	free(rec);
+}
+
+GPUBUF_EXPORT int gpubuf_drm_import(struct gpubuf *buf, int drm_fd,
+				    uint32_t *gem_handle)
+{
+	GPUBUF_KEEP_ERRNO;
+	const struct gpubuf_drm_api *api;
+	struct gpubuf_drm_rec *rec;
+	struct stat st;
+	uint32_t handle;
+	int err;
+
+	gpubuf_error_clear();
+	if (!buf || !gem_handle)
+		return -EINVAL;
+	err = gpubuf_drm_check_args(buf, drm_fd, &st);
+	if (!err)
+		err = gpubuf_drm_api_get(&api);
+	if (err)
+		return err;
+	pthread_mutex_lock(&buf->lock);
+	rec = gpubuf_drm_find(buf, GPUBUF_DRM_GEM, drm_fd, &st);
+	if (rec) {
+		if (rec->count == UINT_MAX) {
+			gpubuf_error_set("too many DRM imports of one buffer");
+			err = -EOVERFLOW;
+		} else {
+			rec->count++;
+			*gem_handle = rec->handle;
+		}
+		goto out;
+	}
+	/* Everything that can fail before the import, so none can after. */
+	rec = gpubuf_drm_rec_new(GPUBUF_DRM_GEM, drm_fd, &st, &err);
+	if (!rec)
+		goto out;
+	errno = 0;
+	if (api->PrimeFDToHandle(rec->fd, buf->fd, &handle)) {
+		/* A driver without PRIME import says ENOSYS (6.1) or EOPNOTSUPP. */
+		err = errno == ENOSYS ? -EOPNOTSUPP : errno ? -errno : -EIO;
+		errno = -err;
+		gpubuf_error_set("drmPrimeFDToHandle: %m");
+		gpubuf_drm_rec_free(buf, rec);
+		goto out;
+	}
+	rec->handle = handle;
+	rec->count = 1;
+	gpubuf_drm_link(buf, rec);
+	*gem_handle = handle;
+out:
+	pthread_mutex_unlock(&buf->lock);
+	return err;
+}
+
+GPUBUF_EXPORT int gpubuf_drm_release(struct gpubuf *buf, int drm_fd)
+{
+	GPUBUF_KEEP_ERRNO;
+	const struct gpubuf_drm_api *api;
+	struct gpubuf_drm_rec *rec;
+	struct stat st;
+	int err;
+
+	gpubuf_error_clear();
+	if (!buf)
+		return -EINVAL;
+	err = gpubuf_drm_check_args(buf, drm_fd, &st);
+	if (err)
+		return err;
+	pthread_mutex_lock(&buf->lock);
+	rec = gpubuf_drm_find(buf, GPUBUF_DRM_GEM, drm_fd, &st);
+	if (!rec) {
+		gpubuf_error_set("buffer is not imported into the DRM file of fd %d",
+				 drm_fd);
+		err = -ENXIO;
+	} else if (--rec->count == 0) {
+		/* A record exists, so libdrm was loaded: this cannot fail. */
+		err = gpubuf_drm_api_get(&api);
+		if (!err)
+			err = gpubuf_drm_gem_close(api, rec->fd, rec->handle);
+		/* Nothing to retry: a handle the close refused is gone. */
+		gpubuf_drm_rec_free(buf, rec);
+	}
+	pthread_mutex_unlock(&buf->lock);
+	return err;
+}
+
+void gpubuf_drm_release_all(struct gpubuf *buf)
+{
+	const struct gpubuf_drm_api *api;
+	struct gpubuf_drm_rec *rec;
+	pid_t pid = getpid();
+
+	if (!buf->drm || gpubuf_drm_api_get(&api))
+		return;
+	while ((rec = buf->drm)) {
+		/* A fork() child shares the parent's DRM files: hands off. */
+		if (rec->pid == pid && rec->kind == GPUBUF_DRM_GEM)
+			gpubuf_drm_gem_close(api, rec->fd, rec->handle);
+		else if (rec->pid == pid)
+			gpubuf_amdgpu_undo(rec, 1);
+		gpubuf_drm_rec_free(buf, rec);
+	}
+}
+
+#else /* !GPUBUF_HAVE_DRM */
+
+static int gpubuf_no_drm(void)
+{
+	gpubuf_error_set("libgpubuf was built without DRM support (no xf86drm.h at build time)");
+	return -EOPNOTSUPP;
+}
+
+/* Argument errors are reported as in a DRM build, then the lack of DRM. */
+GPUBUF_EXPORT int gpubuf_drm_import(struct gpubuf *buf, int drm_fd,
+				    uint32_t *gem_handle)
+{
+	GPUBUF_KEEP_ERRNO;
+	struct stat st;
+	int err;
+
+	gpubuf_error_clear();
+	if (!buf || !gem_handle)
+		return -EINVAL;
+	err = gpubuf_drm_check_args(buf, drm_fd, &st);
+	return err ? err : gpubuf_no_drm();
+}
+
+GPUBUF_EXPORT int gpubuf_drm_release(struct gpubuf *buf, int drm_fd)
+{
+	GPUBUF_KEEP_ERRNO;
+	struct stat st;
+	int err;
+
+	gpubuf_error_clear();
+	if (!buf)
+		return -EINVAL;
+	err = gpubuf_drm_check_args(buf, drm_fd, &st);
+	return err ? err : gpubuf_no_drm();
+}
+
+GPUBUF_EXPORT int gpubuf_amdgpu_map(struct gpubuf *buf, int drm_fd,
+				    uint64_t *gpu_va)
+{
+	GPUBUF_KEEP_ERRNO;
+	struct stat st;
+	int err;
+
+	gpubuf_error_clear();
+	if (!buf || !gpu_va)
+		return -EINVAL;
+	err = gpubuf_drm_check_args(buf, drm_fd, &st);
+	return err ? err : gpubuf_no_drm();
+}
+
+GPUBUF_EXPORT int gpubuf_amdgpu_unmap(struct gpubuf *buf, int drm_fd)
+{
+	return gpubuf_drm_release(buf, drm_fd);
+}
+
+void gpubuf_drm_release_all(struct gpubuf *buf)
+{
+	(void)buf;
+}
+
+#endif /* GPUBUF_HAVE_DRM */
