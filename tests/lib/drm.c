@@ -56,22 +56,17 @@ static int t_open_vgem(void)
 	return -1;
 }
 
-static long t_read_long(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	long v = -1;
-
-	if (!f)
-		return -1;
-	if (fscanf(f, "%ld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
-
+/* The module's count of live buffers, or -1. */
 static long t_live(void)
 {
-	return t_read_long(T_LIVE);
+	FILE *f = fopen(T_LIVE, "r");
+	long v = -1;
+
+	if (f && fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	if (f)
+		fclose(f);
+	return v;
 }
 
 static unsigned long t_ino(int fd)
@@ -125,6 +120,24 @@ static int t_handle_is(int card, uint32_t handle, const struct gpubuf *buf)
 	same = t_ino(p.fd) == t_ino(gpubuf_fd(buf));
 	close(p.fd);
 	return same ? 1 : -1;
+}
+
+/* Byte off of the handle's object, read through its own export; -1. */
+static int t_handle_byte(int card, uint32_t handle, size_t off)
+{
+	struct drm_prime_handle p = { .handle = handle, .flags = DRM_CLOEXEC };
+	unsigned char *q;
+	int v;
+
+	if (ioctl(card, DRM_IOCTL_PRIME_HANDLE_TO_FD, &p))
+		return -1;
+	q = mmap(NULL, T_SIZE, PROT_READ, MAP_SHARED, p.fd, 0);
+	close(p.fd);
+	if (q == MAP_FAILED)
+		return -1;
+	v = q[off];
+	munmap(q, T_SIZE);
+	return v;
 }
 
 static struct gpubuf *t_buf(struct gpubuf_ctx *ctx)
@@ -234,9 +247,7 @@ static int import_gives_handle(void)
 	long live = t_live();
 	struct gpubuf *buf = t_buf(ctx);
 	int card = t_open_vgem();
-	struct drm_prime_handle p;
 	uint32_t h = 0;
-	unsigned char *q;
 
 	T_CHECK(buf && card >= 0 && live >= 0);
 	T_EQ(t_live(), live + 1);
@@ -246,17 +257,9 @@ static int import_gives_handle(void)
 	T_EQ(t_attachments(gpubuf_fd(buf)), 1);
 	T_EQ(t_handle_is(card, h, buf), 1);
 	/* Exported back, the handle's object maps the same pages. */
-	memset(&p, 0, sizeof(p));
-	p.handle = h;
-	p.flags = DRM_CLOEXEC;
-	T_EQ(ioctl(card, DRM_IOCTL_PRIME_HANDLE_TO_FD, &p), 0);
-	q = mmap(NULL, T_SIZE, PROT_READ, MAP_SHARED, p.fd, 0);
-	T_CHECK(q != MAP_FAILED);
 	((unsigned char *)gpubuf_ptr(buf))[T_SIZE - 1] = 0xc3;
-	T_EQ(q[0], 0x5a);
-	T_EQ(q[T_SIZE - 1], 0xc3);
-	munmap(q, T_SIZE);
-	close(p.fd);
+	T_EQ(t_handle_byte(card, h, 0), 0x5a);
+	T_EQ(t_handle_byte(card, h, T_SIZE - 1), 0xc3);
 
 	T_EQ(gpubuf_drm_release(buf, card), 0);
 	T_EQ(t_handle_is(card, h, buf), 0);
@@ -411,8 +414,6 @@ static int import_after_owner_closed(void)
 	long live = t_live();
 	struct gpubuf *a = t_buf(ctx), *b = NULL;
 	int card = t_open_vgem(), fd;
-	struct drm_prime_handle p;
-	unsigned char *q;
 	uint32_t h;
 
 	T_CHECK(a && card >= 0);
@@ -424,15 +425,7 @@ static int import_after_owner_closed(void)
 	T_EQ(t_live(), live + 1);
 	T_EQ(gpubuf_drm_import(b, card, &h), 0);
 	T_EQ(t_handle_is(card, h, b), 1);
-	memset(&p, 0, sizeof(p));
-	p.handle = h;
-	p.flags = DRM_CLOEXEC;
-	T_EQ(ioctl(card, DRM_IOCTL_PRIME_HANDLE_TO_FD, &p), 0);
-	q = mmap(NULL, T_SIZE, PROT_READ, MAP_SHARED, p.fd, 0);
-	T_CHECK(q != MAP_FAILED);
-	T_EQ(q[4096], 0x17);
-	munmap(q, T_SIZE);
-	close(p.fd);
+	T_EQ(t_handle_byte(card, h, 4096), 0x17);
 	T_EQ(gpubuf_drm_release(b, card), 0);
 	T_EQ(t_attachments(gpubuf_fd(b)), 0);
 	gpubuf_unref(b);
@@ -548,8 +541,45 @@ static int amdgpu_refuses_vgem(void)
 	return T_PASS;
 }
 
+/*
+ * Run with GPUBUF_TEST_NO_LIBDRM=1 and a stand-in libdrm.so.2 that lacks
+ * libdrm's functions first on LD_LIBRARY_PATH (tests/check.sh does so in
+ * the guest): no libdrm at run time is -ENODEV with the reason.
+ */
+static int no_libdrm_enodev(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf *buf = t_buf(ctx);
+	int card = t_open_vgem();
+	uint32_t h = 77;
+	uint64_t va = 77;
+
+	T_CHECK(buf && card >= 0);
+	T_EQ(gpubuf_drm_import(buf, card, &h), -ENODEV);
+	printf("# %s\n", gpubuf_last_error());
+	T_CHECK(strstr(gpubuf_last_error(), "libdrm"));
+	T_EQ(gpubuf_amdgpu_map(buf, card, &va), -ENODEV);
+	T_CHECK(strstr(gpubuf_last_error(), "libdrm"));
+	/* Nothing was imported, so nothing to release. */
+	T_EQ(gpubuf_drm_release(buf, card), -ENXIO);
+	T_EQ(gpubuf_amdgpu_unmap(buf, card), -ENXIO);
+	T_EQ(h, 77);
+	T_EQ(va, 77);
+	T_EQ(t_attachments(gpubuf_fd(buf)), 0);
+	gpubuf_unref(buf);
+	close(card);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
 int main(void)
 {
+	static const struct t_test no_libdrm[] = {
+		T_TEST(null_arguments_einval),
+		T_TEST(memfd_buffer_eopnotsupp),
+		T_TEST_ON(T_VGEM, no_libdrm_enodev),
+	};
+
 	static const struct t_test tests[] = {
 		T_TEST(null_arguments_einval),
 		T_TEST(memfd_buffer_eopnotsupp),
@@ -565,5 +595,7 @@ int main(void)
 		T_TEST_ON(T_VGEM, amdgpu_refuses_vgem),
 	};
 
+	if (getenv("GPUBUF_TEST_NO_LIBDRM"))
+		return T_RUN(no_libdrm);
 	return T_RUN(tests);
 }
