@@ -86,6 +86,33 @@ if [ -f libgpubuf/Makefile ]; then
 		sh "$top/build/lib-nocuda" "$(cat VERSION)"
 	step "libgpubuf guest tests build" \
 		make -s -C libgpubuf tests-static OUT="$guest_tests" PREFIX_TESTS=50-lib- || finish
+	# Without libdrm's headers the library still builds, says so once,
+	# exports the same symbols and its DRM calls answer as documented.
+	rm -rf "$top/build/lib-nodrm"
+	step "libgpubuf builds without libdrm's headers and says so once" \
+		sh -c 'make -C libgpubuf O="$1" CUDA=no DRM_INCLUDE=/nonexistent all tests >"$1.log" 2>&1 &&
+			[ "$(grep -c "DRM support off: no /nonexistent/xf86drm.h" "$1.log")" = 1 ] &&
+			libgpubuf/check-symbols.sh "$1/libgpubuf.so.$2" &&
+			GPUBUF_BACKEND=memfd libgpubuf/run-tests.sh "$1/tests/drm"' \
+		sh "$top/build/lib-nodrm" "$(cat VERSION)"
+	# libgpubuf dlopen()s libdrm.so.2 and libdrm_amdgpu.so.1, so ldd of
+	# 50-lib-drm does not name them: the guest gets them from the host.
+	# A second run puts a stand-in libdrm.so.2 without libdrm's functions
+	# first on LD_LIBRARY_PATH and expects -ENODEV.
+	drm_stub=$top/build/drmstub
+	rm -rf "$drm_stub"
+	step "stand-in libdrm.so.2 for the no-libdrm guest run builds" \
+		sh -c 'mkdir -p "$1" && ${CC:-cc} -shared -fPIC -Wl,-soname,libdrm.so.2 -o "$1/libdrm.so.2" -x c /dev/null' \
+		sh "$drm_stub" || finish
+	printf '%s\n' '#!/bin/sh' \
+		"LD_LIBRARY_PATH=$drm_stub GPUBUF_TEST_NO_LIBDRM=1 exec /gpubuf/tests/50-lib-drm" \
+		>"$guest_tests/51-lib-drm-no-libdrm"
+	chmod +x "$guest_tests/51-lib-drm-no-libdrm"
+	drm_libs=
+	for l in libdrm.so.2 libdrm_amdgpu.so.1; do
+		drm_libs="$drm_libs $(realpath -s "$(${CC:-cc} -print-file-name=$l)")"
+	done
+	drm_host_files="$drm_libs $drm_stub/libdrm.so.2"
 fi
 
 if [ -f tools/Makefile ]; then
@@ -114,6 +141,10 @@ guest_run() { # TAP TESTS_DIR PREFIX [VAR=VALUE...]
 		sed 's/^/# /' "$tap.log"
 	} >>"$tap"
 }
+
+# Host files the guest runs need that ldd cannot find (dlopen()ed
+# libraries), also for the kernel matrix and debug kernel runs below.
+export GPUBUF_VM_HOST_FILES="${GPUBUF_VM_HOST_FILES:-}${drm_host_files:-}"
 
 log "QEMU guest (TCG): $(ls "$guest_tests" | tr '\n' ' ')"
 guest_run "$results/50-guest.tap" "$guest_tests" ""
