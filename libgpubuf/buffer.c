@@ -18,6 +18,7 @@
 #include <linux/magic.h>
 
 #include "cuda_driver.h"
+#include "hsa_runtime.h"
 #include "internal.h"
 
 #ifndef DMA_BUF_MAGIC
@@ -353,6 +354,7 @@ GPUBUF_EXPORT void gpubuf_unref(struct gpubuf *buf)
 	atomic_thread_fence(memory_order_acquire);
 	/* Registrations pin the pages through this mapping: undo them first. */
 	gpubuf_cuda_release(buf);
+	gpubuf_hsa_release(buf);
 	pthread_mutex_destroy(&buf->lock);
 	munmap(buf->ptr, buf->size);
 	if (buf->fd >= 0)
