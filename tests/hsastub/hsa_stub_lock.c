@@ -402,6 +402,42 @@ static int readonly_buffer_is_erofs(void)
 	return T_PASS;
 }
 
+/* A pool never hands out a buffer that is still locked. */
+static int pool_drops_locked_buffers(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_pool_opts po = GPUBUF_POOL_OPTS_INIT;
+	struct gpubuf_pool_stats st;
+	struct gpubuf_pool *pool;
+	struct gpubuf *buf;
+	uint64_t g;
+	void *ap;
+
+	T_STUB();
+	g = stub.gpu(1);
+	T_EQ(gpubuf_pool_create(ctx, &po, &pool), 0);
+	T_EQ(gpubuf_pool_get(pool, 1 << 20, &buf), 0);
+	T_EQ(gpubuf_hsa_lock(buf, &g, 1, &ap), 0);
+	stub.reset_log();
+	T_EQ(gpubuf_pool_put(pool, buf), 0);
+	T_EQ(stub.calls("hsa_amd_memory_unlock"), 1);
+	gpubuf_pool_stats(pool, &st);
+	T_EQ(st.drops, 1);
+	T_EQ(st.cached_buffers, 0);
+	/* The next buffer of that class locks for every agent, from scratch. */
+	T_EQ(gpubuf_pool_get(pool, 1 << 20, &buf), 0);
+	T_EQ(gpubuf_hsa_lock(buf, NULL, 0, &ap), 0);
+	T_EQ(stub.calls("hsa_amd_memory_lock_to_pool"), 1);
+	T_EQ(gpubuf_hsa_unlock(buf), 0);
+	T_EQ(gpubuf_pool_put(pool, buf), 0);
+	gpubuf_pool_stats(pool, &st);
+	T_EQ(st.cached_buffers, 1);
+	gpubuf_pool_destroy(pool);
+	gpubuf_close(ctx);
+	T_CLEAN();
+	return T_PASS;
+}
+
 /* ---- threads and fork ---------------------------------------------------- */
 
 struct t_thread {
@@ -535,6 +571,7 @@ static int fork_child_gets_enodev(void)
 	X(without_fine_pool_uses_memory_lock, "HSASTUB_NO_FINE_POOL=1", T_ANY) \
 	X(agents_lists_gpus_in_order, "HSASTUB_GPUS=3", T_ANY)		\
 	X(readonly_buffer_is_erofs, "", T_MODULE)			\
+	X(pool_drops_locked_buffers, "", T_ANY)				\
 	X(threads_lock_and_unlock_concurrently, "", T_ANY)		\
 	X(fork_child_gets_enodev, "", T_ANY)
 
