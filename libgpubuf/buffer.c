@@ -19,6 +19,7 @@
 
 #include "cuda_driver.h"
 #include "drm_lib.h"
+#include "hsa_runtime.h"
 #include "internal.h"
 
 #ifndef DMA_BUF_MAGIC
@@ -356,6 +357,7 @@ GPUBUF_EXPORT void gpubuf_unref(struct gpubuf *buf)
 	gpubuf_cuda_release(buf);
 	/* GEM handles and GPU mappings hold the dma-buf: close them too. */
 	gpubuf_drm_release_all(buf);
+	gpubuf_hsa_release(buf);
 	pthread_mutex_destroy(&buf->lock);
 	munmap(buf->ptr, buf->size);
 	if (buf->fd >= 0)

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 
 #include "cuda_driver.h"
+#include "hsa_runtime.h"
 #include "internal.h"
 
 #if defined(__has_include)
@@ -43,6 +44,7 @@ struct gpubuf_dl {
 	struct gpubuf *buf;	/* one reference, dropped by the deleter */
 	int cuda_device;	/* kDLCUDA: registration count held, else -1 */
 	bool gpu_read_only;	/* kDLCUDA: registered read-only */
+	int hsa_gpu;		/* kDLROCM: lock count held, else -1 */
 };
 
 static int gpubuf_dl_dtype(enum gpubuf_dtype d, DLDataType *out)
@@ -84,7 +86,10 @@ static int gpubuf_dl_dtype(enum gpubuf_dtype d, DLDataType *out)
  * registers the pages (see gpubuf_matrix_to_dlpack.3). kDLCUDA is the
  * buffer's device pointer on CUDA device device_id, which must be
  * registered there: the tensor holds one registration count, so the
- * pointer stays valid until the consumer calls the deleter.
+ * pointer stays valid until the consumer calls the deleter. kDLROCM is
+ * likewise the agent pointer of an HSA lock for GPU agent device_id (its
+ * index in the runtime's enumeration, HIP's device ordinal), holding one
+ * lock count.
  */
 static int gpubuf_dl_fill(struct gpubuf_dl *dl, DLTensor *t,
 			  const struct gpubuf_matrix *m, int device_type,
@@ -94,7 +99,8 @@ static int gpubuf_dl_fill(struct gpubuf_dl *dl, DLTensor *t,
 	int err;
 
 	dl->cuda_device = -1;
-	if (device_type == kDLCUDA) {
+	dl->hsa_gpu = -1;
+	if (device_type == kDLCUDA || device_type == kDLROCM) {
 		if (device_id < 0)
 			return -EINVAL;
 	} else if (device_type == kDLCPU || device_type == kDLCUDAHost ||
@@ -121,14 +127,20 @@ static int gpubuf_dl_fill(struct gpubuf_dl *dl, DLTensor *t,
 			return err;
 		dl->cuda_device = device_id;
 	}
+	if (device_type == kDLROCM) {
+		err = gpubuf_hsa_hold(m->buf, device_id, &devptr);
+		if (err)
+			return err;
+		dl->hsa_gpu = device_id;
+	}
 	dl->shape[0] = (int64_t)m->rows;
 	dl->shape[1] = (int64_t)m->cols;
 	/* Strides count elements, not bytes. */
 	dl->strides[0] = m->layout == GPUBUF_ROW_MAJOR ? (int64_t)m->ld : 1;
 	dl->strides[1] = m->layout == GPUBUF_ROW_MAJOR ? 1 : (int64_t)m->ld;
 	if (m->rows && m->cols) {
-		t->data = device_type == kDLCUDA ? (void *)(uintptr_t)devptr
-						 : m->buf->ptr;
+		t->data = device_type == kDLCUDA || device_type == kDLROCM ?
+			  (void *)(uintptr_t)devptr : m->buf->ptr;
 		t->byte_offset = m->offset;
 	} else {
 		t->data = NULL;
@@ -146,6 +158,8 @@ static void gpubuf_dl_free(struct gpubuf_dl *dl)
 {
 	if (dl->cuda_device >= 0)
 		gpubuf_cuda_unregister(dl->buf, dl->cuda_device);
+	if (dl->hsa_gpu >= 0)
+		gpubuf_hsa_unlock(dl->buf);
 	gpubuf_unref(dl->buf);
 	free(dl);
 }

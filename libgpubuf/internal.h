@@ -80,6 +80,7 @@ struct gpubuf {
 	pthread_mutex_t lock;		/* GPU registrations below */
 	struct gpubuf_cuda_reg *cuda;	/* NULL until gpubuf_cuda_register() */
 	struct gpubuf_drm_rec *drm;	/* DRM imports, drm_lib.h */
+	struct gpubuf_hsa_lock *hsa;	/* NULL until gpubuf_hsa_lock() */
 };
 
 /* Round x up to a power-of-two a; false on overflow. */

@@ -241,9 +241,9 @@ GPUBUF_EXPORT int gpubuf_pool_put_v0_2(struct gpubuf_pool *p,
 	/*
 	 * A buffer still registered with a GPU runtime is not cached: the
 	 * next owner would inherit its counts and flags. At one reference
-	 * nobody else can be registering it, so the field is read unlocked.
+	 * nobody else can be registering it, so the fields are read unlocked.
 	 */
-	keep = gpubuf_refcount(buf) == 1 && !buf->cuda &&
+	keep = gpubuf_refcount(buf) == 1 && !buf->cuda && !buf->hsa &&
 	       gpubuf_pool_class(p, buf->size) == buf->size;
 	/* Nor one holding DRM handles or amdgpu mappings (their records). */
 	keep = keep && !buf->drm;

@@ -51,11 +51,11 @@ GPUBUF_EXPORT const char *gpubuf_strerror(int err)
 	case EXDEV:
 		return "buffer does not belong to this pool";
 	case ENODEV:
-		return "no such driver or device: no gpubuf driver in use (memfd backend), or no usable NVIDIA driver or CUDA device (gpubuf_last_error() says which)";
+		return "no such driver or device: no gpubuf driver in use (memfd backend), or no usable GPU runtime or device: NVIDIA driver, ROCm runtime (gpubuf_last_error() says which)";
 	case ENXIO:
-		return "buffer is not registered with that GPU device";
+		return "buffer is not registered (or HSA-locked) with that GPU device";
 	case EBUSY:
-		return "busy: buffer registered read-only with the GPU runtime, or its pages registered by someone else";
+		return "busy: buffer registered read-only with the GPU runtime, HSA-locked for other agents, or its pages registered by someone else";
 	case ENOEXEC:
 		return "GPU runtime cannot load the library's kernels for this device";
 	}

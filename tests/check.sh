@@ -84,6 +84,15 @@ if [ -f libgpubuf/Makefile ]; then
 			libgpubuf/check-symbols.sh "$1/libgpubuf.so.$2" &&
 			GPUBUF_BACKEND=memfd libgpubuf/run-tests.sh "$1/tests/cuda"' \
 		sh "$top/build/lib-nocuda" "$(cat VERSION)"
+	# Without libhsa-runtime-dev's headers likewise: one line, the same
+	# exports, HSA calls answer -EOPNOTSUPP (CUDA off too, to skip nvcc).
+	rm -rf "$top/build/lib-nohsa"
+	step "libgpubuf builds without HSA headers and says so once" \
+		sh -c 'make -C libgpubuf O="$1" HSA_INCLUDE=/nonexistent CUDA=no all tests >"$1.log" 2>&1 &&
+			[ "$(grep -c "HSA support off: no /nonexistent/hsa/hsa.h" "$1.log")" = 1 ] &&
+			libgpubuf/check-symbols.sh "$1/libgpubuf.so.$2" &&
+			GPUBUF_BACKEND=memfd libgpubuf/run-tests.sh "$1/tests/hsa" "$1/tests/dlpack"' \
+		sh "$top/build/lib-nohsa" "$(cat VERSION)"
 	step "libgpubuf guest tests build" \
 		make -s -C libgpubuf tests-static OUT="$guest_tests" PREFIX_TESTS=50-lib- || finish
 	# Without libdrm's headers the library still builds, says so once,
@@ -126,6 +135,15 @@ if [ -f tools/Makefile ]; then
 		make -s -C tools static OUT="$top/build/guest-extra/bin" || finish
 	cp tests/tools/guest.sh "$guest_tests/70-tools"
 	export GPUBUF_VM_EXTRA_DIR="$top/build/guest-extra"
+fi
+
+# The HSA bookkeeping tests again in the guest, on module buffers: dynamic
+# programs that find the stand-in runtime in /gpubuf/hsastub (RUNPATH).
+if [ -f libgpubuf/Makefile ]; then
+	step "HSA stand-in tests build for the guest" \
+		make -s -C libgpubuf hsastub-guest OUT="$guest_tests" \
+			LIBOUT="$top/build/guest-extra/hsastub" PREFIX_TESTS=52-hsa-stub- &&
+		export GPUBUF_VM_EXTRA_DIR="$top/build/guest-extra"
 fi
 
 # Boot a guest on the suites in TESTS_DIR, with VAR=VALUE settings for

@@ -410,6 +410,30 @@ int gpubuf_drm_release(struct gpubuf *buf, int drm_fd);
 int gpubuf_amdgpu_map(struct gpubuf *buf, int drm_fd, uint64_t *gpu_va);
 int gpubuf_amdgpu_unmap(struct gpubuf *buf, int drm_fd);
 
+/* ---- HSA (ROCm runtime, loaded with dlopen) ----------------------------- */
+
+/*
+ * The GPU agents' hsa_agent_t handles in the runtime's enumeration order
+ * (the index is the DLPack kDLROCM device_id): up to max of them into
+ * agents, and how many there are into *count.
+ */
+int gpubuf_hsa_agents(uint64_t *agents, int max, int *count);
+
+/*
+ * Lock a buffer's whole mapping for GPU agents (hsa_amd_memory_lock_to_pool
+ * on the CPU's fine-grained system pool) and give the address through
+ * which those agents reach it in place. agents holds hsa_agent_t handles;
+ * NULL and 0 mean every GPU agent. Counted per buffer: a further lock for
+ * a subset of the locked agents counts and returns the same pointer, one
+ * for another agent is -EBUSY. The last gpubuf_unref() drops the lock.
+ * Errors include -ENODEV (no ROCm runtime, no GPU agent, not a GPU agent)
+ * and -EOPNOTSUPP (library built without HSA); gpubuf_last_error() then
+ * says why. Never run on AMD hardware: see gpubuf_hsa_lock(3).
+ */
+int gpubuf_hsa_lock(struct gpubuf *buf, const uint64_t *agents, int n_agents,
+		    void **agent_ptr);
+int gpubuf_hsa_unlock(struct gpubuf *buf);
+
 #ifdef __cplusplus
 }
 #endif

@@ -126,7 +126,10 @@ static int rejects_bad_device_and_matrix(void)
 	/* kDLCUDA needs a CUDA registration on that device first. */
 	T_EQ(gpubuf_matrix_to_dlpack(&m, kDLCUDA, 0, &t), -ENXIO);
 	T_EQ(gpubuf_matrix_to_dlpack(&m, kDLCUDA, -1, &t), -EINVAL);
-	T_EQ(gpubuf_matrix_to_dlpack(&m, kDLROCM, 0, &t), -EINVAL);
+	/* kDLROCM likewise needs an HSA lock for that GPU agent. */
+	T_EQ(gpubuf_matrix_to_dlpack(&m, kDLROCM, 0, &t), -ENXIO);
+	T_EQ(gpubuf_matrix_to_dlpack(&m, kDLROCM, -1, &t), -EINVAL);
+	T_EQ(gpubuf_matrix_to_dlpack(&m, kDLOpenCL, 0, &t), -EINVAL);
 	T_EQ(gpubuf_matrix_to_dlpack(&m, kDLCPU, 1, &t), -EINVAL);
 	T_EQ(gpubuf_matrix_to_dlpack(&m, kDLCUDAHost, -1, &t), -EINVAL);
 	T_EQ(gpubuf_matrix_to_dlpack(&m, kDLCPU, 0, NULL), -EINVAL);

@@ -34,6 +34,8 @@ enum t_env {
 	T_VGEM,		/* the vgem DRM driver is loaded */
 	T_CUDA,		/* an NVIDIA driver with at least one CUDA device */
 	T_NO_CUDA,	/* no usable NVIDIA driver (or built without CUDA) */
+	T_HSA,		/* a ROCm runtime with at least one GPU agent */
+	T_NO_HSA,	/* no usable ROCm runtime (or built without HSA) */
 	T_NR_ENVS
 };
 
@@ -112,6 +114,8 @@ static const char *const t_env_names[] = {
 	[T_VGEM] = "the vgem driver",
 	[T_CUDA] = "an NVIDIA driver and GPU",
 	[T_NO_CUDA] = "a machine without an NVIDIA driver",
+	[T_HSA] = "a ROCm runtime and an AMD GPU",
+	[T_NO_HSA] = "a machine without a usable ROCm runtime",
 };
 
 __attribute__((unused))
@@ -120,6 +124,14 @@ static int t_has_cuda(void)
 	int n = 0;
 
 	return gpubuf_cuda_device_count(&n) == 0 && n > 0;
+}
+
+__attribute__((unused))
+static int t_has_hsa(void)
+{
+	int n = 0;
+
+	return gpubuf_hsa_agents(NULL, 0, &n) == 0 && n > 0;
 }
 
 static int t_env_present(enum t_env env)
@@ -137,6 +149,10 @@ static int t_env_present(enum t_env env)
 		return t_has_cuda();
 	case T_NO_CUDA:
 		return !t_has_cuda();
+	case T_HSA:
+		return t_has_hsa();
+	case T_NO_HSA:
+		return !t_has_hsa();
 	default:
 		return 1;
 	}
@@ -147,7 +163,7 @@ static int t_run(const struct t_test *tests, size_t n)
 	int failed = 0, env_ok[T_NR_ENVS];
 	size_t planned = 0, done = 0;
 
-	/* Only the environments in use: probing CUDA loads the driver. */
+	/* Only the environments in use: probing a GPU loads its runtime. */
 	for (int e = T_ANY; e < T_NR_ENVS; e++)
 		env_ok[e] = -1;
 	for (size_t i = 0; i < n; i++)

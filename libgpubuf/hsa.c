@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: MIT
+/*
+ * HSA (ROCm) locking of buffers for in-place GPU access (the runtime
+ * itself is loaded by hsa_runtime.c).
+ *
+ * hsa_amd_interop_map_buffer would take the dma-buf fd, but libhsakmt
+ * first asks KFD for AMDKFD_IOC_GET_DMABUF_INFO, which refuses every
+ * dma-buf amdgpu did not export. So the path is the CPU mapping:
+ * hsa_amd_memory_lock_to_pool registers it with KFD as userptr memory,
+ * whose pages hmm_range_fault() finds through the module's struct-page
+ * mapping or memfd pages alike, and returns the address GPU agents use.
+ *
+ * One lock per buffer, for a fixed set of GPU agents, counted; it lives
+ * in the buffer, under its lock.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "hsa_runtime.h"
+#include "internal.h"
+
+#ifdef GPUBUF_HAVE_HSA
+
+struct gpubuf_hsa_lock {
+	unsigned int count;
+	void *agent_ptr;
+	int n_gpus;
+	unsigned char on[];	/* per GPU agent index: in the locked set */
+};
+
+/*
+ * The requested set as flags per GPU agent index (every agent for
+ * NULL/0); -ENODEV for a handle that is not a GPU agent.
+ */
+static int gpubuf_hsa_want(const struct gpubuf_hsa *hsa,
+			   const uint64_t *agents, int n_agents,
+			   unsigned char *want)
+{
+	for (int i = 0; i < hsa->n_gpus; i++)
+		want[i] = n_agents == 0;
+	for (int i = 0; i < n_agents; i++) {
+		int idx = gpubuf_hsa_gpu_index(hsa, agents[i]);
+
+		if (idx < 0) {
+			gpubuf_error_set("HSA agent 0x%llx is not one of the %d GPU agents",
+					 (unsigned long long)agents[i],
+					 hsa->n_gpus);
+			return -ENODEV;
+		}
+		want[idx] = 1;
+	}
+	return 0;
+}
+
+static int gpubuf_hsa_lock_first(const struct gpubuf_hsa *hsa,
+				 struct gpubuf *buf,
+				 const unsigned char *want,
+				 struct gpubuf_hsa_lock *lk)
+{
+	hsa_agent_t *list;
+	hsa_status_t s;
+	int n = 0;
+
+	list = calloc((size_t)hsa->n_gpus, sizeof(*list));
+	if (!list)
+		return -ENOMEM;
+	/* Always the explicit list: NULL/0 would include the CPU agents. */
+	for (int i = 0; i < hsa->n_gpus; i++)
+		if (want[i])
+			list[n++] = hsa->gpus[i];
+	if (hsa->have_pool)
+		s = hsa->hsa_amd_memory_lock_to_pool(buf->ptr, buf->size, list,
+						     n, hsa->pool, 0,
+						     &lk->agent_ptr);
+	else
+		s = hsa->hsa_amd_memory_lock(buf->ptr, buf->size, list, n,
+					     &lk->agent_ptr);
+	free(list);
+	if (s != HSA_STATUS_SUCCESS)
+		return gpubuf_hsa_fail(hsa, s, hsa->have_pool ?
+				       "hsa_amd_memory_lock_to_pool" :
+				       "hsa_amd_memory_lock");
+	return 0;
+}
+
+static int gpubuf_hsa_lock_locked(const struct gpubuf_hsa *hsa,
+				  struct gpubuf *buf,
+				  const unsigned char *want, void **agent_ptr)
+{
+	struct gpubuf_hsa_lock *lk = buf->hsa;
+	int err;
+
+	if (lk) {
+		/*
+		 * Another set would need a new lock and a new agent pointer,
+		 * which would pull the old one from under its other holders.
+		 */
+		for (int i = 0; i < lk->n_gpus; i++)
+			if (want[i] && !lk->on[i]) {
+				gpubuf_error_set("buffer is locked for other HSA agents (not GPU agent %d); unlock it first",
+						 i);
+				return -EBUSY;
+			}
+		if (lk->count == UINT_MAX) {
+			gpubuf_error_set("too many locks of one buffer");
+			return -EOVERFLOW;
+		}
+		lk->count++;
+		*agent_ptr = lk->agent_ptr;
+		return 0;
+	}
+	lk = calloc(1, sizeof(*lk) + (size_t)hsa->n_gpus);
+	if (!lk)
+		return -ENOMEM;
+	err = gpubuf_hsa_lock_first(hsa, buf, want, lk);
+	if (err) {
+		free(lk);
+		return err;
+	}
+	lk->count = 1;
+	lk->n_gpus = hsa->n_gpus;
+	for (int i = 0; i < hsa->n_gpus; i++)
+		lk->on[i] = want[i];
+	buf->hsa = lk;
+	*agent_ptr = lk->agent_ptr;
+	return 0;
+}
+
+GPUBUF_EXPORT int gpubuf_hsa_lock(struct gpubuf *buf, const uint64_t *agents,
+				  int n_agents, void **agent_ptr)
+{
+	GPUBUF_KEEP_ERRNO;
+	const struct gpubuf_hsa *hsa;
+	unsigned char *want;
+	int err;
+
+	gpubuf_error_clear();
+	if (!buf || !agent_ptr || n_agents < 0 || (n_agents > 0 && !agents))
+		return -EINVAL;
+	err = gpubuf_hsa_get(&hsa);
+	if (err)
+		return err;
+	want = calloc((size_t)hsa->n_gpus, 1);
+	if (!want)
+		return -ENOMEM;
+	err = gpubuf_hsa_want(hsa, agents, n_agents, want);
+	/* KFD pins userptr memory for GPU writes; a PROT_READ vma refuses. */
+	if (!err && (buf->flags & GPUBUF_BUF_READONLY)) {
+		gpubuf_error_set("buffer is mapped read-only; HSA can only lock it writable");
+		err = -EROFS;
+	}
+	if (!err) {
+		pthread_mutex_lock(&buf->lock);
+		err = gpubuf_hsa_lock_locked(hsa, buf, want, agent_ptr);
+		pthread_mutex_unlock(&buf->lock);
+	}
+	free(want);
+	return err;
+}
+
+/*
+ * Undo the lock. If the runtime refuses, !force keeps the bookkeeping so
+ * a later unlock or the last unref can try again: forgetting a lock KFD
+ * still holds would leave the pages pinned after munmap(). force (last
+ * unref) forgets it anyway, as nothing could retry.
+ */
+static int gpubuf_hsa_unlock_all(const struct gpubuf_hsa *hsa,
+				 struct gpubuf *buf, bool force)
+{
+	hsa_status_t s = hsa->hsa_amd_memory_unlock(buf->ptr);
+	int err = 0;
+
+	if (s != HSA_STATUS_SUCCESS)
+		err = gpubuf_hsa_fail(hsa, s, "hsa_amd_memory_unlock");
+	if (err && !force)
+		return err;
+	free(buf->hsa);
+	buf->hsa = NULL;
+	return err;
+}
+
+GPUBUF_EXPORT int gpubuf_hsa_unlock(struct gpubuf *buf)
+{
+	GPUBUF_KEEP_ERRNO;
+	const struct gpubuf_hsa *hsa = NULL;
+	int err;
+
+	gpubuf_error_clear();
+	if (!buf)
+		return -EINVAL;
+	pthread_mutex_lock(&buf->lock);
+	/* Not locked is -ENXIO, whether or not a runtime is there. */
+	if (!buf->hsa) {
+		gpubuf_error_set("buffer is not locked with HSA");
+		err = -ENXIO;
+	} else {
+		err = gpubuf_hsa_get(&hsa);
+		if (!err && buf->hsa->count > 1)
+			buf->hsa->count--;
+		else if (!err)
+			err = gpubuf_hsa_unlock_all(hsa, buf, false);
+	}
+	pthread_mutex_unlock(&buf->lock);
+	return err;
+}
+
+int gpubuf_hsa_hold(struct gpubuf *buf, int gpu, uint64_t *agent_ptr)
+{
+	struct gpubuf_hsa_lock *lk;
+	int err = -ENXIO;
+
+	pthread_mutex_lock(&buf->lock);
+	lk = buf->hsa;
+	if (lk && gpu >= 0 && gpu < lk->n_gpus && lk->on[gpu] &&
+	    lk->count < UINT_MAX) {
+		lk->count++;
+		*agent_ptr = (uint64_t)(uintptr_t)lk->agent_ptr;
+		err = 0;
+	}
+	pthread_mutex_unlock(&buf->lock);
+	if (err)
+		gpubuf_error_set("buffer is not locked for HSA GPU agent %d",
+				 gpu);
+	return err;
+}
+
+void gpubuf_hsa_release(struct gpubuf *buf)
+{
+	const struct gpubuf_hsa *hsa;
+
+	if (!buf->hsa)
+		return;
+	/*
+	 * A lock exists only if the runtime loaded. In a child after fork()
+	 * it is the parent's: forget it without calling the runtime.
+	 */
+	if (gpubuf_hsa_get(&hsa)) {
+		free(buf->hsa);
+		buf->hsa = NULL;
+		return;
+	}
+	gpubuf_hsa_unlock_all(hsa, buf, true);
+}
+
+#else /* !GPUBUF_HAVE_HSA */
+
+static int gpubuf_no_hsa(void)
+{
+	gpubuf_error_set("libgpubuf was built without HSA support (no hsa/hsa.h at build time)");
+	return -EOPNOTSUPP;
+}
+
+/* Argument errors are reported as in an HSA build, then the lack of HSA. */
+GPUBUF_EXPORT int gpubuf_hsa_agents(uint64_t *agents, int max, int *count)
+{
+	gpubuf_error_clear();
+	if (!count || max < 0 || (max > 0 && !agents))
+		return -EINVAL;
+	return gpubuf_no_hsa();
+}
+
+GPUBUF_EXPORT int gpubuf_hsa_lock(struct gpubuf *buf, const uint64_t *agents,
+				  int n_agents, void **agent_ptr)
+{
+	gpubuf_error_clear();
+	if (!buf || !agent_ptr || n_agents < 0 || (n_agents > 0 && !agents))
+		return -EINVAL;
+	return gpubuf_no_hsa();
+}
+
+GPUBUF_EXPORT int gpubuf_hsa_unlock(struct gpubuf *buf)
+{
+	gpubuf_error_clear();
+	if (!buf)
+		return -EINVAL;
+	return gpubuf_no_hsa();
+}
+
+/* Nothing can have been locked: the kDLROCM answer is -ENXIO. */
+int gpubuf_hsa_hold(struct gpubuf *buf, int gpu, uint64_t *agent_ptr)
+{
+	(void)buf, (void)agent_ptr;
+	gpubuf_error_set("buffer is not locked for HSA GPU agent %d (libgpubuf was built without HSA support)",
+			 gpu);
+	return -ENXIO;
+}
+
+void gpubuf_hsa_release(struct gpubuf *buf)
+{
+	(void)buf;
+}
+
+#endif /* GPUBUF_HAVE_HSA */

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private to libgpubuf and its tools: the ROCm HSA runtime as loaded by
+ * dlopen. Types come from libhsa-runtime-dev's headers at build time;
+ * nothing links against libhsa-runtime64.
+ */
+#ifndef GPUBUF_HSA_RUNTIME_H
+#define GPUBUF_HSA_RUNTIME_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef GPUBUF_HAVE_HSA
+
+#include <hsa/hsa.h>
+#include <hsa/hsa_ext_amd.h>
+
+/*
+ * X(name): every entry point, resolved with dlsym and called through a
+ * pointer of exactly the header's type. All are required; every one
+ * exists in ROCm 2.4 and later.
+ */
+#define GPUBUF_HSA_ENTRIES(X)						\
+	X(hsa_init)							\
+	X(hsa_status_string)						\
+	X(hsa_iterate_agents)						\
+	X(hsa_agent_get_info)						\
+	X(hsa_amd_agent_iterate_memory_pools)				\
+	X(hsa_amd_memory_pool_get_info)					\
+	X(hsa_amd_memory_lock)						\
+	X(hsa_amd_memory_lock_to_pool)					\
+	X(hsa_amd_memory_unlock)
+
+#define GPUBUF_HSA_MEMBER(name) __typeof__(name) *name;
+struct gpubuf_hsa {
+	GPUBUF_HSA_ENTRIES(GPUBUF_HSA_MEMBER)
+	int n_gpus;
+	hsa_agent_t *gpus;		/* GPU agents, enumeration order */
+	hsa_agent_t cpu;		/* the first CPU agent */
+	bool have_pool;
+	hsa_amd_memory_pool_t pool;	/* its fine-grained global pool */
+};
+#undef GPUBUF_HSA_MEMBER
+
+/*
+ * The runtime, loaded and initialised once per process. 0, or -ENODEV (no
+ * libhsa-runtime64.so.1, hsa_init failed, no GPU agent, a child after
+ * fork()) with gpubuf_last_error() saying which.
+ */
+int gpubuf_hsa_get(const struct gpubuf_hsa **hsa);
+
+/*
+ * A failed runtime call: the errno for it, with "what: <status string>"
+ * stored as the thread's last error.
+ */
+int gpubuf_hsa_fail(const struct gpubuf_hsa *hsa, hsa_status_t s,
+		    const char *what);
+
+/* Index of a GPU agent handle in hsa->gpus, or -1. */
+int gpubuf_hsa_gpu_index(const struct gpubuf_hsa *hsa, uint64_t handle);
+
+#endif /* GPUBUF_HAVE_HSA */
+
+struct gpubuf;
+
+/* Drop a buffer's HSA lock, whatever its count; from its last gpubuf_unref(). */
+void gpubuf_hsa_release(struct gpubuf *buf);
+
+/*
+ * One more lock count on a buffer already locked for GPU agent index gpu
+ * (enumeration order), for DLPack kDLROCM exports: 0 with the agent
+ * pointer, -ENXIO if it is not locked for that agent.
+ * gpubuf_hsa_unlock() gives it back.
+ */
+int gpubuf_hsa_hold(struct gpubuf *buf, int gpu, uint64_t *agent_ptr);
+
+#endif /* GPUBUF_HSA_RUNTIME_H */
