@@ -93,6 +93,15 @@ if [ -f libgpubuf/Makefile ]; then
 			libgpubuf/check-symbols.sh "$1/libgpubuf.so.$2" &&
 			GPUBUF_BACKEND=memfd libgpubuf/run-tests.sh "$1/tests/hsa" "$1/tests/dlpack"' \
 		sh "$top/build/lib-nohsa" "$(cat VERSION)"
+	# Without hipcc the library still builds, says so once, embeds no
+	# AMD code object and exports the same symbols.
+	rm -rf "$top/build/lib-nohipcc"
+	step "libgpubuf builds without hipcc and says so once" \
+		sh -c 'make -C libgpubuf O="$1" HIPCC=/nonexistent/hipcc all >"$1.log" 2>&1 &&
+			[ "$(grep -c "HSA kernels off: no /nonexistent/hipcc" "$1.log")" = 1 ] &&
+			! nm "$1/libgpubuf.a" | grep -q gpubuf_hsa_codes &&
+			libgpubuf/check-symbols.sh "$1/libgpubuf.so.$2"' \
+		sh "$top/build/lib-nohipcc" "$(cat VERSION)"
 	step "libgpubuf guest tests build" \
 		make -s -C libgpubuf tests-static OUT="$guest_tests" PREFIX_TESTS=50-lib- || finish
 	# Without libdrm's headers the library still builds, says so once,

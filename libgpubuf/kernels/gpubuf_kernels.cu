@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * libgpubuf's CUDA kernels, built by nvcc into one fatbin that
- * cuda_kernels.c loads with cuModuleLoadData and launches by name.
+ * libgpubuf's GPU kernels. nvcc builds them into one fatbin that
+ * cuda_kernels.c loads with cuModuleLoadData and launches by name; hipcc
+ * builds the same source into one AMD code object per GPU architecture
+ * (hsa_code.h). gpubuf_port.cuh holds the differences; below, "warp"
+ * means GPUBUF_WARP lanes (a wavefront on AMD).
  *
  * Matrices arrive as a base pointer and two element strides: (r, c) is at
  * p[r * rs + c * cs], so row-major is (ld, 1), col-major (1, ld), and a
@@ -21,6 +24,8 @@
  * grid limits.
  */
 #include <stdint.h>
+
+#include "gpubuf_port.cuh"
 
 typedef unsigned long long u64;
 
@@ -42,8 +47,8 @@ __device__ __forceinline__ T gpubuf_combine(T acc, T alpha, T beta,
 template <typename T>
 __device__ __forceinline__ T gpubuf_warp_sum(T v)
 {
-	for (int off = 16; off > 0; off >>= 1)
-		v += __shfl_down_sync(0xffffffffu, v, off);
+	for (int off = GPUBUF_WARP / 2; off > 0; off >>= 1)
+		v += gpubuf_shfl_down(v, off);
 	return v;
 }
 
@@ -51,19 +56,21 @@ __device__ __forceinline__ T gpubuf_warp_sum(T v)
 
 /*
  * 256 threads per block. Two schemes, chosen by which stride of A is the
- * short one so that a warp's 32 loads of A are adjacent in memory:
+ * short one so that a warp's loads of A are adjacent in memory:
  *
  *  rows (cs <= rs, e.g. row-major): one warp per row, lanes stride along
- *  the row, a shuffle reduction at the end; 8 rows per block.
+ *  the row, a shuffle reduction at the end; 256 / GPUBUF_WARP rows per
+ *  block (8 with 32 lanes).
  *
- *  cols (rs < cs, e.g. col-major): lane = row within a 32-row slab, so a
- *  warp reads 32 consecutive rows of one column; the 8 warps split k
- *  between them and add their partial sums through shared memory.
+ *  cols (rs < cs, e.g. col-major): lane = row within a GPUBUF_WARP-row
+ *  slab, so a warp reads that many consecutive rows of one column; the
+ *  warps split k between them and add their partial sums through shared
+ *  memory.
  *
  * cuda_kernels.c mirrors gpubuf_gemv_by_cols() to size the grid.
  */
 #define GPUBUF_GEMV_THREADS	256
-#define GPUBUF_GEMV_WARPS	(GPUBUF_GEMV_THREADS / 32)
+#define GPUBUF_GEMV_WARPS	(GPUBUF_GEMV_THREADS / GPUBUF_WARP)
 
 __device__ __forceinline__ bool gpubuf_gemv_by_cols(u64 m, u64 k, u64 rs,
 						    u64 cs)
@@ -77,8 +84,8 @@ gpubuf_gemv_rows(u64 m, u64 k, T alpha, const T *__restrict__ a, u64 rs,
 		 u64 cs, const T *__restrict__ x, u64 incx, T beta,
 		 T *__restrict__ y, u64 incy, bool use_ax)
 {
-	const unsigned int lane = threadIdx.x % 32;
-	const unsigned int warp = threadIdx.x / 32;
+	const unsigned int lane = threadIdx.x % GPUBUF_WARP;
+	const unsigned int warp = threadIdx.x / GPUBUF_WARP;
 	const u64 step = (u64)gridDim.x * GPUBUF_GEMV_WARPS;
 
 	for (u64 i = (u64)blockIdx.x * GPUBUF_GEMV_WARPS + warp; i < m;
@@ -88,7 +95,7 @@ gpubuf_gemv_rows(u64 m, u64 k, T alpha, const T *__restrict__ a, u64 rs,
 
 		if (use_ax) {
 #pragma unroll 4
-			for (u64 j = lane; j < k; j += 32)
+			for (u64 j = lane; j < k; j += GPUBUF_WARP)
 				sum = fma(row[j * cs], x[j * incx], sum);
 			sum = gpubuf_warp_sum(sum);
 		}
@@ -106,13 +113,14 @@ gpubuf_gemv_cols(u64 m, u64 k, T alpha, const T *__restrict__ a, u64 rs,
 		 u64 cs, const T *__restrict__ x, u64 incx, T beta,
 		 T *__restrict__ y, u64 incy, bool use_ax)
 {
-	__shared__ T part[GPUBUF_GEMV_WARPS][32];
-	const unsigned int lane = threadIdx.x % 32;
-	const unsigned int warp = threadIdx.x / 32;
-	const u64 step = (u64)gridDim.x * 32;
+	__shared__ T part[GPUBUF_GEMV_WARPS][GPUBUF_WARP];
+	const unsigned int lane = threadIdx.x % GPUBUF_WARP;
+	const unsigned int warp = threadIdx.x / GPUBUF_WARP;
+	const u64 step = (u64)gridDim.x * GPUBUF_WARP;
 
 	/* base is the same in the whole block: the barriers are safe. */
-	for (u64 base = (u64)blockIdx.x * 32; base < m; base += step) {
+	for (u64 base = (u64)blockIdx.x * GPUBUF_WARP; base < m;
+	     base += step) {
 		const u64 i = base + lane;
 		T sum = T(0);
 
