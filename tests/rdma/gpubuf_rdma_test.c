@@ -11,6 +11,8 @@
  */
 #include <sys/utsname.h>
 
+#include <gpubuf.h>
+
 #include "../selftests/gpubuf_helpers.h"
 #include "rdma_verbs.h"
 #include "kselftest_harness.h"
@@ -275,6 +277,9 @@ TEST_F_TIMEOUT(conn, mr_pins_pages_until_dereg, 300)
 	ASSERT_EQ(0, gbuf_alloc(&w, &src, len)) TH_LOG("%s", w.text);
 	ASSERT_EQ(0, gbuf_reg(&w, &src, self->rc.pd)) TH_LOG("%s", w.text);
 	ASSERT_EQ(0, gbuf_alloc(&w, &dst, len)) TH_LOG("%s", w.text);
+	/* What makes the pin possible: pages, neither PFNMAP nor IO. */
+	EXPECT_EQ(0, gb_vma_has_flag(dst.p, "pf"));
+	EXPECT_EQ(0, gb_vma_has_flag(dst.p, "io"));
 	base = pins_now();
 	ASSERT_LE(0, base) TH_LOG("no nr_foll_pin_* in /proc/vmstat");
 
@@ -340,6 +345,93 @@ TEST_F_TIMEOUT(conn, fork_after_reg_mr, 300)
 	EXPECT_EQ(-1, check(c.p, len, 9));
 	gbuf_free(&b);
 	gbuf_free(&c);
+}
+
+/*
+ * What a cluster does with it: libgpubuf matrices (module backend) are
+ * registered as they are, and a 64x64 f32 tile of A moves into B at another
+ * place and back into A elsewhere, one RDMA op per row (the rows of a tile
+ * are strided on both sides), with no staging copy.
+ */
+#define TILE	64
+
+static int move_tile(struct why *w, struct rc_pair *rc, struct ibv_qp *qp,
+		     enum ibv_wr_opcode op, const struct gpubuf_matrix *local,
+		     struct ibv_mr *lmr, const struct gpubuf_matrix *remote,
+		     struct ibv_mr *rmr)
+{
+	size_t r;
+
+	for (r = 0; r < TILE; r++)
+		if (rdma_op(w, rc, qp, op, lmr, gpubuf_matrix_elem(local, r, 0),
+			    TILE * sizeof(float),
+			    (uintptr_t)gpubuf_matrix_elem(remote, r, 0), rmr->rkey))
+			return -1;
+	return 0;
+}
+
+static float val(size_t r, size_t c)
+{
+	return (float)(r * 1000 + c) + 0.25f;
+}
+
+TEST_F_TIMEOUT(conn, libgpubuf_matrix_tile, 300)
+{
+	const size_t n = 512;
+	struct gpubuf_matrix a, b, ta, tb, tback;
+	struct ibv_mr *ma, *mb;
+	struct gpubuf_ctx *ctx;
+	struct why w = { "" };
+	size_t r, c, bad = 0;
+	char msg[256] = "";
+
+	ASSERT_EQ(0, gpubuf_open_err(&ctx, 0, msg, sizeof(msg))) TH_LOG("%s", msg);
+	ASSERT_EQ(GPUBUF_BACKEND_MODULE, gpubuf_backend(ctx));
+	ASSERT_EQ(0, gpubuf_matrix_alloc(ctx, GPUBUF_DTYPE_F32, n, n,
+					 GPUBUF_ROW_MAJOR, 0, &a));
+	ASSERT_EQ(0, gpubuf_matrix_alloc(ctx, GPUBUF_DTYPE_F32, n, n,
+					 GPUBUF_ROW_MAJOR, 0, &b));
+	for (r = 0; r < n; r++)
+		for (c = 0; c < n; c++)
+			*(float *)gpubuf_matrix_elem(&a, r, c) = val(r, c);
+	ma = ibv_reg_mr(self->rc.pd, gpubuf_ptr(a.buf), gpubuf_size(a.buf), MR_ACCESS);
+	mb = ibv_reg_mr(self->rc.pd, gpubuf_ptr(b.buf), gpubuf_size(b.buf), MR_ACCESS);
+	ASSERT_TRUE(ma && mb) TH_LOG("ibv_reg_mr on a libgpubuf matrix: %s", strerror(errno));
+
+	/* A[100.., 200..] -> B[10.., 300..] by WRITE; B's tile -> A[300.., 7..] by READ. */
+	ASSERT_EQ(0, gpubuf_matrix_sub(&a, 100, 200, TILE, TILE, &ta));
+	ASSERT_EQ(0, gpubuf_matrix_sub(&b, 10, 300, TILE, TILE, &tb));
+	ASSERT_EQ(0, gpubuf_matrix_sub(&a, 300, 7, TILE, TILE, &tback));
+	memset(gpubuf_matrix_elem(&a, 300, 0), 0, TILE * n * sizeof(float));
+	ASSERT_EQ(0, move_tile(&w, &self->rc, self->rc.qp[0], IBV_WR_RDMA_WRITE,
+			       &ta, ma, &tb, mb)) TH_LOG("%s", w.text);
+	ASSERT_EQ(0, move_tile(&w, &self->rc, self->rc.qp[1], IBV_WR_RDMA_READ,
+			       &tback, ma, &tb, mb)) TH_LOG("%s", w.text);
+
+	for (r = 0; r < n; r++)
+		for (c = 0; c < n; c++) {
+			int in = r >= 10 && r < 10 + TILE && c >= 300 && c < 300 + TILE;
+			float want = in ? val(r - 10 + 100, c - 300 + 200) : 0;
+
+			bad += *(float *)gpubuf_matrix_elem(&b, r, c) != want;
+		}
+	EXPECT_EQ(0, bad) TH_LOG("elements of B wrong after the tile WRITE");
+	bad = 0;
+	for (r = 300; r < 300 + TILE; r++)
+		for (c = 0; c < n; c++) {
+			int in = c >= 7 && c < 7 + TILE;
+			float want = in ? val(r - 300 + 100, c - 7 + 200) : 0;
+
+			bad += *(float *)gpubuf_matrix_elem(&a, r, c) != want;
+		}
+	EXPECT_EQ(0, bad) TH_LOG("elements of A wrong after the tile READ");
+
+	ibv_dereg_mr(ma);
+	ibv_dereg_mr(mb);
+	gpubuf_matrix_release(&a);
+	gpubuf_matrix_release(&b);
+	gpubuf_close(ctx);
+	EXPECT_EQ(0, gb_stat("live_buffers"));
 }
 
 /*
