@@ -61,6 +61,9 @@ step "test modules (gpubuf_pinprobe.ko, gpubuf_fakeabi.ko) build" \
 step "DKMS builds gpubuf.ko from the committed tree" \
 	tests/dkms-build.sh "$kdir"
 step "kselftest suites build" make -s -C tests/selftests OUT="$guest_tests" || finish
+# The RDMA suite links libibverbs dynamically (it dlopen()s its provider).
+step "RDMA suite builds (dynamic, libibverbs)" \
+	make -s -C tests/rdma OUT="$guest_tests" NAME=45-rdma
 
 if [ -f libgpubuf/Makefile ]; then
 	log "libgpubuf host tests"
@@ -169,12 +172,20 @@ guest_run() { # TAP TESTS_DIR PREFIX [VAR=VALUE...]
 	} >>"$tap"
 }
 
-# Host files the guest runs need that ldd cannot find (dlopen()ed
-# libraries), also for the kernel matrix and debug kernel runs below.
-export GPUBUF_VM_HOST_FILES="${GPUBUF_VM_HOST_FILES:-}${drm_host_files:-}"
+# Soft-RoCE for 45-rdma: an e1000 NIC for rdma_rxe to bind to, the modules
+# it needs (crc32_generic: rxe of 6.1 asks the crypto API for crc32, which
+# the guest cannot autoload), the rxe provider libibverbs dlopen()s, its
+# driver file, and iproute2's rdma tool for "rdma link add".
+rxe_provider=$(ls /usr/lib/*/libibverbs/librxe-rdmav*.so 2>/dev/null | head -n 1)
+vm_nic=1
+vm_modules="${vm_modules:-} e1000 crc32_generic rdma_rxe ib_uverbs"
+vm_host_files="${drm_host_files:-} ${rxe_provider:-/usr/lib/x86_64-linux-gnu/libibverbs/librxe-rdmav34.so}
+	/etc/libibverbs.d/rxe.driver $(command -v rdma || echo /usr/bin/rdma)"
 
 log "QEMU guest (TCG): $(ls "$guest_tests" | tr '\n' ' ')"
-guest_run "$results/50-guest.tap" "$guest_tests" ""
+guest_run "$results/50-guest.tap" "$guest_tests" "" \
+	GPUBUF_VM_NIC="$vm_nic" GPUBUF_VM_MODULES="$vm_modules" \
+	GPUBUF_VM_HOST_FILES="$vm_host_files"
 
 # The DMA suites again with every mapping bounce-buffered, as in SEV/TDX
 # confidential guests: swiotlb=force caps what one DMA mapping may span.
@@ -191,13 +202,17 @@ guest_run "$results/55-guest-swiotlb.tap" "$swiotlb_tests" "swiotlb=force: " \
 if [ -n "${GPUBUF_KERNEL_SUITES:-}" ]; then
 	log "kernel matrix: $GPUBUF_KERNEL_SUITES"
 	# shellcheck disable=SC2086
-	tests/kernel-matrix.sh "$guest_tests" $GPUBUF_KERNEL_SUITES \
+	GPUBUF_VM_NIC="$vm_nic" GPUBUF_VM_MODULES="$vm_modules" \
+		GPUBUF_VM_HOST_FILES="$vm_host_files" \
+		tests/kernel-matrix.sh "$guest_tests" $GPUBUF_KERNEL_SUITES \
 		>"$results/60-kernel-matrix.tap"
 fi
 
 # A KASAN/kmemleak/lockdep kernel built here (make check-debug): slow.
 if [ -n "${GPUBUF_DEBUG_KERNEL:-}" ]; then
 	log "debug kernel (KASAN, kmemleak, lockdep, page_owner)"
-	tests/vm/debug-kernel.sh "$guest_tests" >"$results/70-debug-kernel.tap"
+	GPUBUF_VM_NIC="$vm_nic" GPUBUF_VM_MODULES="$vm_modules" \
+		GPUBUF_VM_HOST_FILES="$vm_host_files" \
+		tests/vm/debug-kernel.sh "$guest_tests" >"$results/70-debug-kernel.tap"
 fi
 finish

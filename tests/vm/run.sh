@@ -18,7 +18,8 @@
 # libraries they need; GPUBUF_VM_NIC=1 gives the guest an e1000 NIC on a
 # QEMU user network (soft-RoCE needs a network device to bind to);
 # GPUBUF_VM_MODULES, more modules of the guest kernel to carry (modprobe
-# them in the guest; built-in ones need no entry).
+# them in the guest; built-in ones need no entry; ones this kernel does
+# not have are left out with a note on stderr).
 set -eu
 kdir=$1
 tests_dir=$2
@@ -84,6 +85,12 @@ cp "$sysroot$moddir/modules.dep" "$sysroot$moddir/modules.builtin" "$out/root$mo
 mods=
 for name in vgem ${GPUBUF_VM_MODULES:-}; do
 	line=$(grep -E "/$name\.ko(\.[a-z]+)?:" "$sysroot$moddir/modules.dep" | tr -d ':')
+	# An extra module this kernel lacks (built in, renamed, not configured)
+	# is left out: the suite that needs it reports what is missing.
+	if [ -z "$line" ] && [ "$name" != vgem ]; then
+		echo "run.sh: $name not in $moddir/modules.dep, not carried" >&2
+		continue
+	fi
 	[ -n "$line" ] || { echo "not ok 1 - guest module $name not in $moddir/modules.dep"; echo "1..1"; exit 1; }
 	mods="$mods $line"
 done

@@ -1,0 +1,514 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Description: RDMA into gpubuf buffers through soft-RoCE (rdma_rxe), with
+ * rdma-core's libibverbs as any RDMA application would use it. ibv_reg_mr
+ * pins the mapping with pin_user_pages(FOLL_LONGTERM), the same pin as
+ * cuMemHostRegister, done by code this project did not write; two RC queue
+ * pairs on rxe0, connected to each other, then move data between gpubuf
+ * buffers with RDMA WRITE and READ. Controls: a PFNMAP mapping (vgem) is
+ * refused; ibv_reg_dmabuf_mr's answer is recorded.
+ * Runs in the QEMU guest (tests/vm/run.sh with GPUBUF_VM_NIC=1).
+ */
+#include <sys/utsname.h>
+
+#include <gpubuf.h>
+
+#include "../selftests/gpubuf_helpers.h"
+#include "rdma_verbs.h"
+#include "kselftest_harness.h"
+
+struct gbuf {
+	int fd;
+	void *p;
+	size_t len;
+	struct ibv_mr *mr;
+};
+
+static int gbuf_alloc(struct why *w, struct gbuf *b, size_t len)
+{
+	int dev = gb_open();
+
+	memset(b, 0, sizeof(*b));
+	b->fd = -1;
+	if (dev < 0)
+		return why_set(w, "open /dev/gpubuf: %s", strerror(-dev));
+	b->fd = gb_alloc(dev, len);
+	close(dev);
+	if (b->fd < 0)
+		return why_set(w, "GPUBUF_IOC_ALLOC %zu: %s", len, strerror(-b->fd));
+	b->p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, b->fd, 0);
+	if (b->p == MAP_FAILED) {
+		b->p = NULL;
+		return why_set(w, "mmap of the dma-buf: %s", strerror(errno));
+	}
+	b->len = len;
+	return 0;
+}
+
+static int gbuf_reg(struct why *w, struct gbuf *b, struct ibv_pd *pd)
+{
+	b->mr = ibv_reg_mr(pd, b->p, b->len, MR_ACCESS);
+	return b->mr ? 0 : why_set(w, "ibv_reg_mr on the gpubuf mapping: %s",
+				   strerror(errno));
+}
+
+static void gbuf_free(struct gbuf *b)
+{
+	if (b->mr)
+		ibv_dereg_mr(b->mr);
+	if (b->p)
+		munmap(b->p, b->len);
+	if (b->fd >= 0)
+		close(b->fd);
+	memset(b, 0, sizeof(*b));
+	b->fd = -1;
+}
+
+/* A byte pattern with no short period, so misplaced bytes cannot match. */
+static uint8_t pat(size_t i, unsigned int seed)
+{
+	uint32_t x = (uint32_t)i * 2654435761u ^ (seed * 0x9e3779b9u);
+
+	x ^= x >> 15;
+	return (uint8_t)(x ^ (x >> 8) ^ (i >> 12));
+}
+
+static void fill(uint8_t *p, size_t len, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = pat(i, seed);
+}
+
+/* Offset of the first byte that differs from the pattern; -1 when none. */
+static long long check(const uint8_t *p, size_t len, unsigned int seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i] != pat(i, seed))
+			return i;
+	return -1;
+}
+
+/* Offset of the first non-zero byte in [p, p + len); -1 when all zero. */
+static long long nonzero(const uint8_t *p, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i])
+			return i;
+	return -1;
+}
+
+/*
+ * Pages pinned system-wide with FOLL_PIN: acquired minus released, after
+ * folding the per-CPU counters so the value is exact.
+ */
+static long long pins_now(void)
+{
+	unsigned long long acq = 0, rel = 0, v;
+	char name[64];
+	FILE *f;
+
+	gb_write_str("/proc/sys/vm/stat_refresh", "1");
+	f = fopen("/proc/vmstat", "r");
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %llu", name, &v) == 2) {
+		if (!strcmp(name, "nr_foll_pin_acquired"))
+			acq = v;
+		else if (!strcmp(name, "nr_foll_pin_released"))
+			rel = v;
+	}
+	fclose(f);
+	return acq ? (long long)(acq - rel) : -1;
+}
+
+static double ms_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (t1.tv_sec - t0->tv_sec) * 1e3 + (t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/*
+ * Set-up first (tests run in definition order): its failure is a "not ok"
+ * with the reason, and every later test then fails naming it.
+ */
+FIXTURE(soft_roce) {
+	int unused;
+};
+FIXTURE_SETUP(soft_roce) {}
+FIXTURE_TEARDOWN(soft_roce) {}
+
+TEST_F_TIMEOUT(soft_roce, rxe0_bound_to_ethernet, 180)
+{
+	struct why w = { "" };
+
+	ASSERT_EQ(0, rxe_setup(&w)) TH_LOG("%s", w.text);
+}
+
+/* Three registered gpubuf buffers: A is written into B, B is read into C. */
+FIXTURE(rc) {
+	struct rc_pair rc;
+	struct gbuf b[3];
+};
+
+FIXTURE_VARIANT(rc) {
+	size_t len, off_a, off_b, off_c;
+};
+
+/* One page, page-aligned everywhere. */
+FIXTURE_VARIANT_ADD(rc, page) {
+	.len = 4096,
+};
+
+/* Odd length, odd offsets on both sides. */
+FIXTURE_VARIANT_ADD(rc, unaligned) {
+	.len = 65536 + 333, .off_a = 13, .off_b = 4099, .off_c = 777,
+};
+
+/* Several MiB across the module's 2 MiB chunks, chunk boundaries unaligned. */
+FIXTURE_VARIANT_ADD(rc, multi_mib) {
+	.len = 6 * SZ_1M + 5, .off_a = 4095, .off_b = 1, .off_c = 2 * SZ_1M - 3,
+};
+
+#define RC_BUF	(10 * SZ_1M)
+
+FIXTURE_SETUP(rc)
+{
+	struct why w = { "" };
+	int i;
+
+	for (i = 0; i < 3; i++)
+		self->b[i].fd = -1;
+	ASSERT_EQ(0, rc_open(&w, &self->rc)) TH_LOG("%s", w.text);
+	for (i = 0; i < 3; i++) {
+		ASSERT_EQ(0, gbuf_alloc(&w, &self->b[i], RC_BUF)) TH_LOG("%s", w.text);
+		ASSERT_EQ(0, gbuf_reg(&w, &self->b[i], self->rc.pd)) TH_LOG("%s", w.text);
+	}
+}
+
+FIXTURE_TEARDOWN(rc)
+{
+	int i;
+
+	for (i = 0; i < 3; i++)
+		gbuf_free(&self->b[i]);
+	rc_close(&self->rc);
+}
+
+TEST_F_TIMEOUT(rc, write_then_read, 600)
+{
+	struct gbuf *a = &self->b[0], *b = &self->b[1], *c = &self->b[2];
+	uint8_t *pa = (uint8_t *)a->p + variant->off_a;
+	uint8_t *pb = (uint8_t *)b->p + variant->off_b;
+	uint8_t *pc = (uint8_t *)c->p + variant->off_c;
+	size_t len = variant->len;
+	struct why w = { "" };
+	struct timespec t0;
+
+	/* The module hands out zeroed memory: untouched bytes stay zero. */
+	fill(pa, len, 1);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ASSERT_EQ(0, rdma_op(&w, &self->rc, self->rc.qp[0], IBV_WR_RDMA_WRITE,
+			     a->mr, pa, len, (uintptr_t)pb, b->mr->rkey))
+		TH_LOG("RDMA WRITE of %zu bytes: %s", len, w.text);
+	TH_LOG("RDMA WRITE %zu bytes: %.1f ms", len, ms_since(&t0));
+	EXPECT_EQ(-1, check(pb, len, 1));
+	EXPECT_EQ(-1, nonzero(b->p, variant->off_b));
+	EXPECT_EQ(-1, nonzero(pb + len, RC_BUF - variant->off_b - len));
+
+	/* READ issued from the other QP: data flows B -> C through rxe. */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ASSERT_EQ(0, rdma_op(&w, &self->rc, self->rc.qp[1], IBV_WR_RDMA_READ,
+			     c->mr, pc, len, (uintptr_t)pb, b->mr->rkey))
+		TH_LOG("RDMA READ of %zu bytes: %s", len, w.text);
+	TH_LOG("RDMA READ %zu bytes: %.1f ms", len, ms_since(&t0));
+	EXPECT_EQ(-1, check(pc, len, 1));
+	EXPECT_EQ(-1, nonzero(c->p, variant->off_c));
+	EXPECT_EQ(-1, nonzero(pc + len, RC_BUF - variant->off_c - len));
+
+	/* dereg + munmap + close free the buffers: the counters say so. */
+	gbuf_free(a);
+	gbuf_free(b);
+	gbuf_free(c);
+	EXPECT_EQ(0, gb_stat("live_buffers"));
+	EXPECT_EQ(0, gb_stat("live_bytes"));
+}
+
+/* The connected QP pair only; each test makes its own buffers. */
+FIXTURE(conn) {
+	struct rc_pair rc;
+};
+
+FIXTURE_SETUP(conn)
+{
+	struct why w = { "" };
+
+	ASSERT_EQ(0, rc_open(&w, &self->rc)) TH_LOG("%s", w.text);
+}
+
+FIXTURE_TEARDOWN(conn)
+{
+	rc_close(&self->rc);
+}
+
+/*
+ * The MR pins every page of the mapping for as long as it exists, even
+ * after the buffer's fd and mapping are gone: the pages stay usable for
+ * RDMA and the pin is dropped by ibv_dereg_mr. gpubuf's counters track
+ * dma-bufs, so they reach zero when the last fd/mapping goes, while pages
+ * an MR still pins are freed only at dereg.
+ */
+TEST_F_TIMEOUT(conn, mr_pins_pages_until_dereg, 300)
+{
+	const size_t len = 4 * SZ_1M, npages = len / SZ_4K;
+	struct gbuf src, dst;
+	struct why w = { "" };
+	long long base, pinned;
+	uint64_t dst_addr;
+	uint32_t dst_rkey;
+
+	ASSERT_EQ(0, gbuf_alloc(&w, &src, len)) TH_LOG("%s", w.text);
+	ASSERT_EQ(0, gbuf_reg(&w, &src, self->rc.pd)) TH_LOG("%s", w.text);
+	ASSERT_EQ(0, gbuf_alloc(&w, &dst, len)) TH_LOG("%s", w.text);
+	/* What makes the pin possible: pages, neither PFNMAP nor IO. */
+	EXPECT_EQ(0, gb_vma_has_flag(dst.p, "pf"));
+	EXPECT_EQ(0, gb_vma_has_flag(dst.p, "io"));
+	base = pins_now();
+	ASSERT_LE(0, base) TH_LOG("no nr_foll_pin_* in /proc/vmstat");
+
+	ASSERT_EQ(0, gbuf_reg(&w, &dst, self->rc.pd)) TH_LOG("%s", w.text);
+	pinned = pins_now() - base;
+	EXPECT_EQ(npages, pinned) TH_LOG("pages pinned by ibv_reg_mr of %zu bytes", len);
+	EXPECT_EQ(2, gb_stat("live_buffers"));
+
+	/* Drop every user reference to the buffer but the MR. */
+	dst_addr = (uintptr_t)dst.p;
+	dst_rkey = dst.mr->rkey;
+	munmap(dst.p, len);
+	close(dst.fd);
+	EXPECT_EQ(1, gb_stat("live_buffers"));
+	EXPECT_EQ(npages, pins_now() - base);
+
+	/* The pinned pages still take RDMA: write into them, read it back. */
+	fill(src.p, len, 7);
+	ASSERT_EQ(0, rdma_op(&w, &self->rc, self->rc.qp[0], IBV_WR_RDMA_WRITE,
+			     src.mr, src.p, len, dst_addr, dst_rkey)) TH_LOG("%s", w.text);
+	memset(src.p, 0, len);
+	ASSERT_EQ(0, rdma_op(&w, &self->rc, self->rc.qp[1], IBV_WR_RDMA_READ,
+			     src.mr, src.p, len, dst_addr, dst_rkey)) TH_LOG("%s", w.text);
+	EXPECT_EQ(-1, check(src.p, len, 7));
+
+	EXPECT_EQ(0, ibv_dereg_mr(dst.mr));
+	EXPECT_EQ(0, pins_now() - base);
+	gbuf_free(&src);
+	EXPECT_EQ(0, gb_stat("live_buffers"));
+	EXPECT_EQ(0, gb_stat("live_bytes"));
+}
+
+/*
+ * fork() after ibv_reg_mr: a MAP_SHARED mapping is shared, not copied, so
+ * the child's stores land in the pages the MR pins (no ibv_fork_init
+ * needed; the anonymous-memory fork problem does not arise).
+ */
+TEST_F_TIMEOUT(conn, fork_after_reg_mr, 300)
+{
+	const size_t len = SZ_1M;
+	struct gbuf b, c;
+	struct why w = { "" };
+	int status;
+	pid_t pid;
+
+	TH_LOG("ibv_is_fork_initialized: %d (0 disabled, 1 enabled, 2 unneeded)",
+	       ibv_is_fork_initialized());
+	ASSERT_EQ(0, gbuf_alloc(&w, &b, len)) TH_LOG("%s", w.text);
+	ASSERT_EQ(0, gbuf_reg(&w, &b, self->rc.pd)) TH_LOG("%s", w.text);
+	ASSERT_EQ(0, gbuf_alloc(&w, &c, len)) TH_LOG("%s", w.text);
+	ASSERT_EQ(0, gbuf_reg(&w, &c, self->rc.pd)) TH_LOG("%s", w.text);
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		fill(b.p, len, 9);
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, status);
+	ASSERT_EQ(0, rdma_op(&w, &self->rc, self->rc.qp[0], IBV_WR_RDMA_READ,
+			     c.mr, c.p, len, (uintptr_t)b.p, b.mr->rkey)) TH_LOG("%s", w.text);
+	EXPECT_EQ(-1, check(c.p, len, 9));
+	gbuf_free(&b);
+	gbuf_free(&c);
+}
+
+/*
+ * What a cluster does with it: libgpubuf matrices (module backend) are
+ * registered as they are, and a 64x64 f32 tile of A moves into B at another
+ * place and back into A elsewhere, one RDMA op per row (the rows of a tile
+ * are strided on both sides), with no staging copy.
+ */
+#define TILE	64
+
+static int move_tile(struct why *w, struct rc_pair *rc, struct ibv_qp *qp,
+		     enum ibv_wr_opcode op, const struct gpubuf_matrix *local,
+		     struct ibv_mr *lmr, const struct gpubuf_matrix *remote,
+		     struct ibv_mr *rmr)
+{
+	size_t r;
+
+	for (r = 0; r < TILE; r++)
+		if (rdma_op(w, rc, qp, op, lmr, gpubuf_matrix_elem(local, r, 0),
+			    TILE * sizeof(float),
+			    (uintptr_t)gpubuf_matrix_elem(remote, r, 0), rmr->rkey))
+			return -1;
+	return 0;
+}
+
+static float val(size_t r, size_t c)
+{
+	return (float)(r * 1000 + c) + 0.25f;
+}
+
+TEST_F_TIMEOUT(conn, libgpubuf_matrix_tile, 300)
+{
+	const size_t n = 512;
+	struct gpubuf_matrix a, b, ta, tb, tback;
+	struct ibv_mr *ma, *mb;
+	struct gpubuf_ctx *ctx;
+	struct why w = { "" };
+	size_t r, c, bad = 0;
+	char msg[256] = "";
+
+	ASSERT_EQ(0, gpubuf_open_err(&ctx, 0, msg, sizeof(msg))) TH_LOG("%s", msg);
+	ASSERT_EQ(GPUBUF_BACKEND_MODULE, gpubuf_backend(ctx));
+	ASSERT_EQ(0, gpubuf_matrix_alloc(ctx, GPUBUF_DTYPE_F32, n, n,
+					 GPUBUF_ROW_MAJOR, 0, &a));
+	ASSERT_EQ(0, gpubuf_matrix_alloc(ctx, GPUBUF_DTYPE_F32, n, n,
+					 GPUBUF_ROW_MAJOR, 0, &b));
+	for (r = 0; r < n; r++)
+		for (c = 0; c < n; c++)
+			*(float *)gpubuf_matrix_elem(&a, r, c) = val(r, c);
+	ma = ibv_reg_mr(self->rc.pd, gpubuf_ptr(a.buf), gpubuf_size(a.buf), MR_ACCESS);
+	mb = ibv_reg_mr(self->rc.pd, gpubuf_ptr(b.buf), gpubuf_size(b.buf), MR_ACCESS);
+	ASSERT_TRUE(ma && mb) TH_LOG("ibv_reg_mr on a libgpubuf matrix: %s", strerror(errno));
+
+	/* A[100.., 200..] -> B[10.., 300..] by WRITE; B's tile -> A[300.., 7..] by READ. */
+	ASSERT_EQ(0, gpubuf_matrix_sub(&a, 100, 200, TILE, TILE, &ta));
+	ASSERT_EQ(0, gpubuf_matrix_sub(&b, 10, 300, TILE, TILE, &tb));
+	ASSERT_EQ(0, gpubuf_matrix_sub(&a, 300, 7, TILE, TILE, &tback));
+	memset(gpubuf_matrix_elem(&a, 300, 0), 0, TILE * n * sizeof(float));
+	ASSERT_EQ(0, move_tile(&w, &self->rc, self->rc.qp[0], IBV_WR_RDMA_WRITE,
+			       &ta, ma, &tb, mb)) TH_LOG("%s", w.text);
+	ASSERT_EQ(0, move_tile(&w, &self->rc, self->rc.qp[1], IBV_WR_RDMA_READ,
+			       &tback, ma, &tb, mb)) TH_LOG("%s", w.text);
+
+	for (r = 0; r < n; r++)
+		for (c = 0; c < n; c++) {
+			int in = r >= 10 && r < 10 + TILE && c >= 300 && c < 300 + TILE;
+			float want = in ? val(r - 10 + 100, c - 300 + 200) : 0;
+
+			bad += *(float *)gpubuf_matrix_elem(&b, r, c) != want;
+		}
+	EXPECT_EQ(0, bad) TH_LOG("elements of B wrong after the tile WRITE");
+	bad = 0;
+	for (r = 300; r < 300 + TILE; r++)
+		for (c = 0; c < n; c++) {
+			int in = c >= 7 && c < 7 + TILE;
+			float want = in ? val(r - 300 + 100, c - 7 + 200) : 0;
+
+			bad += *(float *)gpubuf_matrix_elem(&a, r, c) != want;
+		}
+	EXPECT_EQ(0, bad) TH_LOG("elements of A wrong after the tile READ");
+
+	ibv_dereg_mr(ma);
+	ibv_dereg_mr(mb);
+	gpubuf_matrix_release(&a);
+	gpubuf_matrix_release(&b);
+	gpubuf_close(ctx);
+	EXPECT_EQ(0, gb_stat("live_buffers"));
+}
+
+/*
+ * Control: the same call on a VM_PFNMAP mapping is refused, as gpubuf's
+ * design notes say every FOLL_LONGTERM pin is. vgem's dumb-buffer mapping
+ * is PFNMAP only on some kernels: check before relying on it.
+ */
+TEST_F(conn, pfnmap_mapping_refused)
+{
+	uint64_t size = 0;
+	struct ibv_mr *mr;
+	int vgem, handle, pf;
+	void *p;
+
+	vgem = vgem_open();
+	ASSERT_LE(0, vgem) TH_LOG("no vgem device: %s", strerror(-vgem));
+	handle = vgem_dumb(vgem, 1024, 256, &size);
+	ASSERT_LE(0, handle);
+	p = vgem_mmap_handle(vgem, handle, size);
+	ASSERT_NE(MAP_FAILED, p);
+	memset(p, 0x5a, size);
+	pf = gb_vma_has_flag(p, "pf");
+	ASSERT_LE(0, pf);
+	if (!pf) {
+		munmap(p, size);
+		close(vgem);
+		SKIP(return, "vgem's mapping is not VM_PFNMAP on this kernel: no control");
+	}
+	errno = 0;
+	mr = ibv_reg_mr(self->rc.pd, p, size, MR_ACCESS);
+	EXPECT_EQ(NULL, mr);
+	EXPECT_EQ(EFAULT, errno) TH_LOG("ibv_reg_mr on PFNMAP: %s", strerror(errno));
+	if (mr)
+		ibv_dereg_mr(mr);
+	munmap(p, size);
+	vgem_close_handle(vgem, handle);
+	close(vgem);
+}
+
+/*
+ * ibv_reg_dmabuf_mr on the dma-buf fd itself. rxe has no dma-buf import on
+ * the kernels tried: the answer must be success (then the MR must carry
+ * RDMA) or EOPNOTSUPP/EPROTONOSUPPORT (libibverbs' "not supported"), and
+ * is printed.
+ */
+TEST_F_TIMEOUT(conn, reg_dmabuf_mr_answer, 300)
+{
+	const size_t len = SZ_1M;
+	struct gbuf b, src;
+	struct why w = { "" };
+	struct utsname u;
+	struct ibv_mr *mr;
+	int err;
+
+	uname(&u);
+	ASSERT_EQ(0, gbuf_alloc(&w, &b, len)) TH_LOG("%s", w.text);
+	errno = 0;
+	mr = ibv_reg_dmabuf_mr(self->rc.pd, 0, len, 0, b.fd, MR_ACCESS);
+	err = errno;
+	TH_LOG("ibv_reg_dmabuf_mr on rxe, kernel %s: %s (errno %d)", u.release,
+	       mr ? "success" : strerror(err), mr ? 0 : err);
+	if (mr) {
+		/* iova 0 was asked for: RDMA addresses the MR from 0. */
+		ASSERT_EQ(0, gbuf_alloc(&w, &src, len)) TH_LOG("%s", w.text);
+		ASSERT_EQ(0, gbuf_reg(&w, &src, self->rc.pd)) TH_LOG("%s", w.text);
+		fill(src.p, len, 3);
+		ASSERT_EQ(0, rdma_op(&w, &self->rc, self->rc.qp[0], IBV_WR_RDMA_WRITE,
+				     src.mr, src.p, len, 0, mr->rkey)) TH_LOG("%s", w.text);
+		EXPECT_EQ(-1, check(b.p, len, 3));
+		EXPECT_EQ(0, ibv_dereg_mr(mr));
+		gbuf_free(&src);
+	} else {
+		EXPECT_TRUE(err == EOPNOTSUPP || err == EPROTONOSUPPORT)
+			TH_LOG("undocumented answer %d (%s)", err, strerror(err));
+	}
+	gbuf_free(&b);
+	EXPECT_EQ(0, gb_stat("live_buffers"));
+}
+
+TEST_HARNESS_MAIN
