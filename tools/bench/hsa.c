@@ -83,23 +83,13 @@ static void hm_fine_get(struct hsa_bench *hb, struct hm_host *h,
 	h->ptr = h->agent_ptr = p;
 }
 
-/* A gpubuf buffer of ctx, locked for the GPU agent. */
-static void hm_gpubuf_get(struct hsa_bench *hb, struct gpubuf_ctx *ctx,
-			  struct hm_host *h, uint64_t size)
+/* A gpubuf buffer, touched, locked for the GPU agent. */
+static void hm_gpubuf_lock(struct hsa_bench *hb, struct hm_host *h)
 {
 	uint64_t agent = hb->gpu.handle;
 	char e[192];
 	int err;
 
-	err = gpubuf_alloc(ctx, size, NULL, &h->gb);
-	if (err) {
-		h->gb = NULL;
-		snprintf(h->why, sizeof(h->why), "gpubuf_alloc: %s",
-			 gpubuf_strerror(err));
-		return;
-	}
-	h->ptr = gpubuf_ptr(h->gb);
-	memset(h->ptr, 0x3c, size);	/* touched before it is locked */
 	err = gpubuf_hsa_lock(h->gb, &agent, 1, &h->agent_ptr);
 	if (!err) {
 		h->locked = 1;
@@ -117,6 +107,7 @@ static void hm_host_get(struct hsa_bench *hb, enum hm_mem k,
 {
 	struct gpubuf_ctx *ctx = k == HM_MEMFD ? hb->memfd : hb->b->ctx;
 	struct hm_host *h = &s->h[k];
+	int err;
 
 	if (k == HM_FINE) {
 		hm_fine_get(hb, h, s->size);
@@ -126,13 +117,19 @@ static void hm_host_get(struct hsa_bench *hb, enum hm_mem k,
 			snprintf(h->why, sizeof(h->why), "malloc: out of memory");
 	} else if (!ctx) {
 		snprintf(h->why, sizeof(h->why), "%s", hb->memfd_why);
+	} else if ((err = gpubuf_alloc(ctx, s->size, NULL, &h->gb))) {
+		h->gb = NULL;
+		snprintf(h->why, sizeof(h->why), "gpubuf_alloc: %s",
+			 gpubuf_strerror(err));
 	} else {
-		hm_gpubuf_get(hb, ctx, h, s->size);
+		h->ptr = gpubuf_ptr(h->gb);
 	}
 	if (!h->ptr)
 		return;
 	memset(h->ptr, 0x3c, s->size);	/* touched before anything is timed */
 	h->node = sys_numa_node_of(h->ptr);
+	if (h->gb)
+		hm_gpubuf_lock(hb, h);
 }
 
 static void hm_host_put(struct hsa_bench *hb, enum hm_mem k,
