@@ -18,7 +18,8 @@
 /*
  * X(name): every entry point, resolved with dlsym and called through a
  * pointer of exactly the header's type. All are required; every one
- * exists in ROCm 2.4 and later.
+ * exists in ROCm 2.4 and later. Those after hsa_amd_memory_unlock are
+ * used by gpubuf-bench and gpubuf-info (version, copies), not the library.
  */
 #define GPUBUF_HSA_ENTRIES(X)						\
 	X(hsa_init)							\
@@ -29,7 +30,16 @@
 	X(hsa_amd_memory_pool_get_info)					\
 	X(hsa_amd_memory_lock)						\
 	X(hsa_amd_memory_lock_to_pool)					\
-	X(hsa_amd_memory_unlock)
+	X(hsa_amd_memory_unlock)						\
+	X(hsa_system_get_info)						\
+	X(hsa_signal_create)						\
+	X(hsa_signal_destroy)						\
+	X(hsa_signal_store_relaxed)					\
+	X(hsa_signal_wait_scacquire)					\
+	X(hsa_amd_memory_pool_allocate)					\
+	X(hsa_amd_memory_pool_free)					\
+	X(hsa_amd_agents_allow_access)					\
+	X(hsa_amd_memory_async_copy)
 
 #define GPUBUF_HSA_MEMBER(name) __typeof__(name) *name;
 struct gpubuf_hsa {

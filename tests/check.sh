@@ -158,6 +158,14 @@ if [ -f libgpubuf/Makefile ]; then
 		export GPUBUF_VM_EXTRA_DIR="$top/build/guest-extra"
 fi
 
+# gpubuf-bench's hsa mode on the stand-in runtime in the guest (70-tools):
+# the dynamic build, as a static one cannot dlopen.
+if [ -f tools/Makefile ] && [ -f "$top/build/guest-extra/hsastub/libhsa-runtime64.so.1" ]; then
+	step "dynamic gpubuf-bench for the guest's HSA stand-in run" \
+		sh -c 'mkdir -p "$1" && cp tools/build/gpubuf-bench "$1/"' sh \
+		"$top/build/guest-extra/hsa-bin"
+fi
+
 # Boot a guest on the suites in TESTS_DIR, with VAR=VALUE settings for
 # tests/vm/run.sh; its TAP goes to TAP with PREFIX before each description.
 # A run that printed no plan is a failure, with run.sh's messages.

@@ -160,11 +160,8 @@ void stub_violation(const char *fmt, ...)
 	}
 }
 
-/*
- * Start a call with stub_lock held: count it, then an injected fault,
- * then "hsa_init first". 0 to go on, else the status to return (unlocked).
- */
-static hsa_status_t stub_begin(int fn, int need_init)
+/* stub.h says what it does. */
+hsa_status_t stub_begin(int fn, int need_init)
 {
 	unsigned long nth;
 
@@ -186,20 +183,13 @@ static hsa_status_t stub_begin(int fn, int need_init)
 	return HSA_STATUS_SUCCESS;
 }
 
-static hsa_status_t stub_end(hsa_status_t s)
+hsa_status_t stub_end(hsa_status_t s)
 {
 	pthread_mutex_unlock(&stub_lock);
 	return s;
 }
 
-#define STUB_BEGIN(name, need_init)					\
-	do {								\
-		hsa_status_t stub_s_ = stub_begin(STUB_ID_##name, need_init); \
-		if (stub_s_ != HSA_STATUS_SUCCESS)			\
-			return stub_s_;					\
-	} while (0)
-
-static int stub_is_gpu(uint64_t h)
+int stub_is_gpu(uint64_t h)
 {
 	for (int i = 0; i < S.n_gpus; i++)
 		if (h == STUB_GPU(i))
@@ -207,7 +197,7 @@ static int stub_is_gpu(uint64_t h)
 	return 0;
 }
 
-static int stub_is_agent(uint64_t h)
+int stub_is_agent(uint64_t h)
 {
 	return h == STUB_CPU0 || h == STUB_CPU1 || stub_is_gpu(h);
 }
@@ -337,6 +327,9 @@ STUB_EXPORT hsa_status_t hsa_amd_memory_pool_get_info(
 	case HSA_AMD_MEMORY_POOL_INFO_SEGMENT:
 		*(hsa_amd_segment_t *)value = kind == 3 ? HSA_AMD_SEGMENT_GROUP :
 					      HSA_AMD_SEGMENT_GLOBAL;
+		return stub_end(HSA_STATUS_SUCCESS);
+	case HSA_AMD_MEMORY_POOL_INFO_RUNTIME_ALLOC_ALLOWED:
+		*(bool *)value = kind != 3;
 		return stub_end(HSA_STATUS_SUCCESS);
 	case HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS:
 		/* Only defined for global pools: garbage otherwise. */

@@ -16,6 +16,13 @@
  * A lock's agent pointer is the host pointer with bits 48-55 set to 0xa5,
  * distinct from the host pointer on purpose.
  *
+ * For gpubuf-bench's hsa mode (stub_copy.c): pool allocations are host
+ * memory, a GPU pool's standing in for device memory; signals are
+ * counters; hsa_amd_memory_async_copy is a memcpy done at once, after it
+ * checked that the GPU agent may reach both sides (its own pool, a block
+ * of a CPU pool it was allowed to access, or the agent pointer of a lock
+ * that names it). Only host<->GPU copies are stood in for.
+ *
  * Misuse a real runtime would punish (calls before hsa_init, locking a
  * range twice or one that is not mapped, unlocking what is not locked or
  * is no longer mapped, a pool of a GPU agent) counts as a violation.
@@ -34,6 +41,10 @@
 #define STUB_MAX_GPUS		8
 #define STUB_MAX_LOCKS		256
 #define STUB_MAX_FAULTS		16
+#define STUB_MAX_ALLOCS		64
+#define STUB_MAX_SIGNALS	64
+/* Signal handles: this base plus the slot number. */
+#define STUB_SIGNAL_BASE	0x51000000u
 
 #define STUB_CPU0		0xc000u
 #define STUB_CPU1		0xc100u
@@ -59,6 +70,20 @@ struct stub_lock {
 	uint64_t agents[STUB_MAX_GPUS + 2];
 };
 
+/* A hsa_amd_memory_pool_allocate block (stub_copy.c). */
+struct stub_alloc {
+	int live;
+	void *ptr;
+	size_t size;
+	uint64_t pool;
+	unsigned int allowed;	/* GPU agent indexes, one bit each */
+};
+
+struct stub_signal {
+	int live;
+	hsa_signal_value_t value;
+};
+
 struct stub_state {
 	/* configuration */
 	int n_gpus;
@@ -74,6 +99,9 @@ struct stub_state {
 	/* runtime state */
 	int inited;
 	struct stub_lock lock[STUB_MAX_LOCKS];
+	struct stub_alloc alloc[STUB_MAX_ALLOCS];
+	struct stub_signal signal[STUB_MAX_SIGNALS];
+	unsigned int copy_gpus;			/* GPU indexes copies used */
 
 	/* what tests read */
 	unsigned long calls[STUB_NFN];		/* since hsastub_reset_log() */
@@ -92,5 +120,23 @@ const char *stub_status_name(hsa_status_t s);
 
 __attribute__((format(printf, 1, 2)))
 void stub_violation(const char *fmt, ...);
+
+/*
+ * Start a call with stub_lock held: count it, then an injected fault,
+ * then "hsa_init first". 0 to go on with the lock held, else the status
+ * to return (unlocked). stub_end() unlocks and returns s.
+ */
+hsa_status_t stub_begin(int fn, int need_init);
+hsa_status_t stub_end(hsa_status_t s);
+
+#define STUB_BEGIN(name, need_init)					\
+	do {								\
+		hsa_status_t stub_s_ = stub_begin(STUB_ID_##name, need_init); \
+		if (stub_s_ != HSA_STATUS_SUCCESS)			\
+			return stub_s_;					\
+	} while (0)
+
+int stub_is_gpu(uint64_t h);
+int stub_is_agent(uint64_t h);
 
 #endif /* HSASTUB_STUB_H */

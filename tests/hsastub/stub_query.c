@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
- * The stand-in's hsastub_* queries, for tests (found with dlsym).
+ * The stand-in's hsastub_* queries, for tests (found with dlsym), and
+ * its report at exit for programs that do not call them.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "stub.h"
@@ -138,4 +140,42 @@ STUB_EXPORT void hsastub_dump(void)
 			printf("# hsastub: locked %p+%zu for %d agent(s)\n",
 			       S.lock[i].ptr, S.lock[i].size, S.lock[i].n);
 	pthread_mutex_unlock(&stub_lock);
+}
+
+/*
+ * HSASTUB_REPORT=file: at exit, what a program that cannot call the
+ * queries (gpubuf-bench) left behind, one "key value" line each:
+ * violations, first_violation, live_locks, live_allocs, live_signals,
+ * copy_gpus (GPU agent indexes copies used, as a bit mask) and
+ * calls_<fn> for every function called.
+ */
+__attribute__((destructor))
+static void stub_report(void)
+{
+	const char *path = getenv("HSASTUB_REPORT");
+	int locks = 0, allocs = 0, signals = 0;
+	FILE *f;
+
+	if (!path || !*path)
+		return;
+	f = fopen(path, "w");
+	if (!f)
+		return;
+	pthread_mutex_lock(&stub_lock);
+	for (int i = 0; i < STUB_MAX_LOCKS; i++)
+		locks += S.lock[i].live;
+	for (int i = 0; i < STUB_MAX_ALLOCS; i++)
+		allocs += S.alloc[i].live;
+	for (int i = 0; i < STUB_MAX_SIGNALS; i++)
+		signals += S.signal[i].live;
+	fprintf(f, "violations %lu\nfirst_violation %s\nlive_locks %d\n"
+		"live_allocs %d\nlive_signals %d\ncopy_gpus %u\n",
+		S.violations, S.violations ? S.first_violation : "-", locks,
+		allocs, signals, S.copy_gpus);
+	for (int i = 0; i < STUB_NFN; i++)
+		if (S.calls_total[i])
+			fprintf(f, "calls_%s %lu\n", stub_fn_names[i],
+				S.calls_total[i]);
+	pthread_mutex_unlock(&stub_lock);
+	fclose(f);
 }

@@ -122,6 +122,29 @@ run cuda "$bench" cuda hsa
 	grep -q '^hsa: unavailable: ' "$tmp/cuda.out"
 result $? "cuda and hsa alone are unavailable in the guest (exit 77)" "$tmp/cuda.out"
 
+# The hsa mode's loop on module buffers, against libgpubuf's stand-in HSA
+# runtime (tests/hsastub): the dynamic gpubuf-bench, since a static one
+# cannot dlopen. Its copies are memcpy: this proves the plumbing (locks of
+# module and memfd buffers, agent pointers, nothing left over), not AMD
+# performance. The stand-in's report counts violations and leftovers.
+hsabench=/gpubuf/hsa-bin/gpubuf-bench
+hsastub=/gpubuf/hsastub
+if [ -x "$hsabench" ] && [ -f "$hsastub/libhsa-runtime64.so.1" ]; then
+	run hsastub env LD_LIBRARY_PATH="$hsastub" HSASTUB_REPORT="$tmp/hsastub.report" \
+		"$hsabench" hsa --size 64K --reps 2 --warmup 0 --csv
+	[ "$(rc hsastub)" = 0 ] && [ "$(csv_ok "$tmp/hsastub.out" hsa)" = 8 ] &&
+		grep -q '^hsa,device,.*,info,"GPU agent 0 of 2: gfx90a, HSA 1.1, backend module;' "$tmp/hsastub.out" &&
+		[ "$(grep -cE '^ratio,(h2d|d2h)_gpubuf_vs_(fine_pool|pageable),gpubuf,65536,1,2,-1,ratio,[0-9.e+-]+,.*,ok,$' "$tmp/hsastub.out")" = 4 ] &&
+		grep -qx 'violations 0' "$tmp/hsastub.report" &&
+		grep -qx 'live_locks 0' "$tmp/hsastub.report" &&
+		grep -qx 'live_allocs 0' "$tmp/hsastub.report" &&
+		grep -qx 'live_signals 0' "$tmp/hsastub.report"
+	result $? "hsa on the stand-in runtime: gpubuf, fine_pool, pageable and gpubuf_memfd rows, 4 ratios, nothing left locked" "$tmp/hsastub.out"
+else
+	skip "hsa on the stand-in runtime: gpubuf, fine_pool, pageable and gpubuf_memfd rows, 4 ratios, nothing left locked" \
+		"no $hsabench or $hsastub (built without HSA headers)"
+fi
+
 run all "$bench" all --max-size 64K --rep-bytes 64K --reps 2 --warmup 0 --json
 [ "$(rc all)" = 0 ] && grep -q '"backend": "module"' "$tmp/all.out" &&
 	grep -q '"mode": "drm"' "$tmp/all.out" && grep -q '"ratios": {' "$tmp/all.out"

@@ -38,7 +38,7 @@ struct bench_opts {
 	int warmup;			/* -1 = the mode's default */
 	const char *plot;
 	const char *drm_card;
-	int device;			/* --device: CUDA device ordinal */
+	int device;			/* --device: CUDA ordinal, HSA GPU agent index */
 };
 
 enum result_status { RES_OK, RES_UNAVAILABLE, RES_SKIPPED, RES_INFO };

@@ -29,12 +29,11 @@ const char *result_metric(const struct result *r)
 	return r->metric ? r->metric : bench_metric(r->mode);
 }
 
-/* The short "cuda: ..." form: a GPU mode's probe, device or whole-mode row. */
+/* The short "cuda: ..." form: a GPU mode's device or whole-mode row. */
 static int gpu_summary_row(const struct result *r)
 {
-	if (r->mode == MODE_HSA)
-		return 1;
-	return r->mode == MODE_CUDA && (r->status == RES_INFO ||
+	return (r->mode == MODE_CUDA || r->mode == MODE_HSA) &&
+	       (r->status == RES_INFO ||
 		(r->status == RES_UNAVAILABLE && !r->size_bytes));
 }
 
@@ -97,6 +96,13 @@ static void table_mode_title(const struct bench *b, enum bench_mode m,
 		       "memory", "size", "value", "min", "max", "unit",
 		       "reps", "node");
 		break;
+	case MODE_HSA:
+		printf("# hsa: hsa_amd_memory_async_copy GB/s to/from a device-pool buffer, one copy\n"
+		       "# in flight, host-timed; pageable = lock + copy + unlock per copy\n");
+		printf("%-14s %-13s %10s %10s %10s %10s %-6s %4s %5s\n", "op",
+		       "memory", "size", "value", "min", "max", "unit",
+		       "reps", "node");
+		break;
 	default:
 		break;
 	}
@@ -155,7 +161,7 @@ static void table_row(const struct result *r)
 	else if (r->mode == MODE_DRM)
 		printf("%-20s %10s %10.0f %10.0f %10.0f %5d\n", r->op, sz,
 		       r->med, r->min, r->max, r->reps);
-	else if (r->mode == MODE_CUDA)
+	else if (r->mode == MODE_CUDA || r->mode == MODE_HSA)
 		cuda_row(r, sz, node);
 }
 

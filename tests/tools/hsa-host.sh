@@ -1,0 +1,279 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# Description: host tests of gpubuf-bench's hsa mode (memfd backend). TAP
+# with the plan at the end.
+#  - With the runtime this machine has (Debian's libhsa-runtime64.so.1
+#    fails hsa_init without /dev/kfd; or none at all) the mode is
+#    unavailable, exit 77, with libgpubuf's reason in every format.
+#  - Against libgpubuf's stand-in runtime (tests/hsastub, HSASTUB_DIR) the
+#    whole measurement loop runs: rows, interleaved ratios, error paths.
+#    The stand-in's copies are memcpy: this proves the plumbing (which
+#    calls, which pointers, nothing leaked), not AMD GPU performance.
+#    Its report (HSASTUB_REPORT) counts violations and what was left.
+#
+# TOOLS_BUILD names the directory with the binaries (default tools/build);
+# HSASTUB_DIR the stand-in's directory, empty when built without HSA.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+bin=${TOOLS_BUILD:-$top/tools/build}
+bench=$bin/gpubuf-bench
+info=$bin/gpubuf-info
+stub=${HSASTUB_DIR:-}
+export GPUBUF_BACKEND=${GPUBUF_BACKEND:-memfd}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpubuf-hsa.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT INT TERM
+small="--size 64K --reps 3 --warmup 0"
+
+n=0 failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() {
+	n=$((n + 1)) failed=$((failed + 1))
+	echo "not ok $n - $1"
+	shift
+	for f in "$@"; do [ -f "$f" ] && sed 's/^/# /' "$f" | head -n 40; done
+}
+skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
+check() { # name file-to-show... -- command...
+	name=$1
+	shift
+	files=
+	while [ "$1" != -- ]; do files="$files $1"; shift; done
+	shift
+	if "$@"; then ok "$name"; else not_ok "$name" $files; fi
+}
+run() { # NAME ARGS...: stdout NAME.out, stderr NAME.err, status NAME.rc
+	name=$1
+	shift
+	"$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+	echo $? >"$tmp/$name.rc"
+}
+# stubrun NAME [VAR=VALUE...] -- ARGS...: gpubuf-bench on the stand-in,
+# its report in NAME.report
+stubrun() {
+	name=$1
+	shift
+	vars=
+	while [ "$1" != -- ]; do vars="$vars $1"; shift; done
+	shift
+	# shellcheck disable=SC2086
+	run "$name" env LD_LIBRARY_PATH="$stub" HSASTUB_REPORT="$tmp/$name.report" \
+		$vars "$bench" hsa "$@"
+}
+have_py=0
+command -v python3 >/dev/null 2>&1 && python3 -c 'import json' 2>/dev/null && have_py=1
+
+if [ ! -x "$bench" ] || [ ! -x "$info" ]; then
+	echo "Bail out! $bench or $info not built (make -C tools)"
+	exit 1
+fi
+
+# ---- the runtime this machine has -----------------------------------------
+# gpubuf-info's reason for hsa is libgpubuf's; the bench must say the same.
+hsa_usable=0
+"$info" --json 2>/dev/null | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["runtimes"]["hsa"]["usable"] else 1)' 2>/dev/null &&
+	hsa_usable=1
+hsa_why=$("$info" 2>/dev/null | sed -n 's/^hsa  *unavailable: //p; s/^hsa  *libhsa-runtime64.so.1 version [^,]*, unusable: //p')
+run real $bench hsa
+run realjson $bench hsa --json
+run realcsv $bench hsa --csv
+if [ $hsa_usable = 1 ]; then
+	for t in "hsa alone exits 77 with libgpubuf's reason (table)" \
+		 "hsa --json exits 77 with the same reason and no ratios" \
+		 "hsa --csv exits 77 with one unavailable row"; do
+		skip "$t" "an HSA runtime with a GPU agent is usable here"
+	done
+else
+	check "hsa alone exits 77 with libgpubuf's reason (table)" "$tmp/real.out" -- \
+		sh -c "[ \$(cat '$tmp/real.rc') = 77 ] &&
+		       line=\$(grep '^hsa: unavailable: ' '$tmp/real.out') &&
+		       why=\${line#hsa: unavailable: } &&
+		       { [ \"\$why\" = 'gpubuf-bench was built without HSA support' ] ||
+		         { [ \"\$why\" = \"\$1\" ] &&
+		           echo \"\$why\" | grep -qE 'hsa_init|no ROCm runtime|no HSA GPU agent'; }; } &&
+		       [ \$(grep -c '^hsa' '$tmp/real.out') = 1 ]" sh "$hsa_why"
+	if [ $have_py = 1 ]; then
+		check "hsa --json exits 77 with the same reason and no ratios" \
+			"$tmp/realjson.out" "$tmp/realjson.err" -- sh -c "[ \$(cat '$tmp/realjson.rc') = 77 ] &&
+			python3 - '$tmp/realjson.out' '$tmp/real.out'" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+res = [r for r in d["results"] if r["mode"] == "hsa"]
+assert len(res) == 1, res
+r = res[0]
+assert r["status"] == "unavailable" and r["op"] == "all", r
+line = [l for l in open(sys.argv[2]) if l.startswith("hsa: unavailable: ")][0]
+assert r["reason"] == line[len("hsa: unavailable: "):].rstrip("\n"), r
+assert d["ratios"] == {}, d["ratios"]
+assert "unusable" in d["header"]["hsa"] or d["header"]["hsa"].startswith("n/a"), d["header"]
+PY
+	else
+		skip "hsa --json exits 77 with the same reason and no ratios" "python3 not found"
+	fi
+	check "hsa --csv exits 77 with one unavailable row" "$tmp/realcsv.out" -- \
+		sh -c "[ \$(cat '$tmp/realcsv.rc') = 77 ] && [ \$(wc -l <'$tmp/realcsv.out') = 2 ] &&
+		       grep -qE '^hsa,all,-,0,0,0,-1,,0,0,0,0,0,unavailable,.*(hsa_init|ROCm runtime|HSA GPU agent|HSA support)' '$tmp/realcsv.out'"
+fi
+
+if [ -z "$stub" ] || [ ! -f "$stub/libhsa-runtime64.so.1" ]; then
+	echo "# no stand-in runtime: gpubuf-bench was built without HSA headers"
+	skip "hsa mode against the stand-in runtime" "built without HSA headers (no HSASTUB_DIR)"
+	echo "1..$n"
+	[ $failed = 0 ]
+	exit
+fi
+
+# ---- the stand-in: no GPU agent -------------------------------------------
+stubrun nogpu HSASTUB_GPUS=0 -- --json
+if [ $have_py = 1 ]; then
+	check "stand-in without GPU agents: exit 77, the library's reason, no ratios" \
+		"$tmp/nogpu.out" "$tmp/nogpu.err" -- sh -c "[ \$(cat '$tmp/nogpu.rc') = 77 ] &&
+		python3 - '$tmp/nogpu.out'" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+res = [r for r in d["results"] if r["mode"] == "hsa"]
+assert len(res) == 1 and res[0]["status"] == "unavailable", res
+assert res[0]["reason"] == "no HSA GPU agent (2 agents, none a GPU)", res
+assert d["ratios"] == {}, d["ratios"]
+assert d["header"]["hsa"].endswith("unusable: no HSA GPU agent (2 agents, none a GPU)"), d["header"]
+PY
+else
+	skip "stand-in without GPU agents: exit 77, the library's reason, no ratios" "python3 not found"
+fi
+
+# ---- the stand-in: the whole loop -----------------------------------------
+# clean NAME: a shell test that the stand-in's report for NAME shows no
+# violation and nothing left locked, allocated or signalling
+clean() {
+	for k in violations live_locks live_allocs live_signals; do
+		printf "grep -qx '%s 0' '%s' && " "$k" "$tmp/$1.report"
+	done
+	echo true
+}
+stubrun full -- $small --json
+check "stand-in: hsa exits 0" "$tmp/full.err" -- sh -c "[ \$(cat '$tmp/full.rc') = 0 ]"
+if [ $have_py = 1 ]; then
+	check "stand-in: device row, 6 measured rows, memfd rows skipped, 4 ratios of 3 pairs (JSON)" \
+		"$tmp/full.out" -- python3 - "$tmp/full.out" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["header"]["hsa"] == "libhsa-runtime64.so.1 1.1, 2 device(s)", d["header"]["hsa"]
+res = [r for r in d["results"] if r["mode"] == "hsa"]
+info = [r for r in res if r["status"] == "info"]
+assert len(info) == 1 and info[0]["op"] == "device", info
+assert info[0]["device_count"] == 2 and info[0]["version"] == "1.1", info
+assert info[0]["info"].startswith("GPU agent 0 of 2: gfx90a, HSA 1.1, backend memfd"), info
+ok = [r for r in res if r["status"] == "ok"]
+assert sorted((r["op"], r["memory"]) for r in ok) == sorted(
+    (op, m) for op in ("h2d", "d2h") for m in ("gpubuf", "fine_pool", "pageable")), ok
+for r in ok:
+    assert r["size_bytes"] == 65536 and r["reps"] == 3 and r["threads"] == 1, r
+    assert 0 < r["gb_per_s_min"] <= r["gb_per_s"] <= r["gb_per_s_max"], r
+sk = [r for r in res if r["status"] == "skipped"]
+assert sorted(r["op"] for r in sk) == ["d2h", "h2d"], sk
+assert all(r["memory"] == "gpubuf_memfd" and "backend is memfd" in r["reason"] for r in sk), sk
+assert len(res) == 9, res
+rt = d["ratios"]
+names = ["%s_gpubuf_vs_%s" % (op, den) for op in ("h2d", "d2h")
+         for den in ("fine_pool", "pageable")]
+assert sorted(rt) == sorted(names), sorted(rt)
+close = lambda a, b: abs(a - b) <= 1e-4 * abs(b)
+for name in names:
+    x = rt[name]
+    assert x["status"] == "ok" and x["numerator"] == "gpubuf", x
+    assert x["size_bytes"] == 65536 and x["method"] == "interleaved pairs", x
+    assert x["pairs"] == 3 and len(x["pair_ratios"]) == 3, x
+    p = sorted(x["pair_ratios"])
+    assert 0 < x["ratio_min"] <= x["ratio"] <= x["ratio_max"], x
+    assert close(p[0], x["ratio_min"]) and close(p[1], x["ratio"]) and close(p[2], x["ratio_max"]), x
+PY
+else
+	skip "stand-in: device row, 6 measured rows, memfd rows skipped, 4 ratios of 3 pairs (JSON)" "python3 not found"
+fi
+# 64 KiB: 256 copies a sample. Rows: 6 x 3 samples; ratios: 4 x 3 pairs
+# x 2 sides. Pageable locks each copy: 2 rows x 3 + 2 ratios x 3 samples.
+copies=$(((6 * 3 + 4 * 3 * 2) * 256))
+locks=$(((2 * 3 + 2 * 3) * 256 + 1))
+check "stand-in: $copies copies through agent pointers, $locks locks and unlocks, nothing left over" \
+	"$tmp/full.report" -- sh -c "$(clean full) &&
+	grep -qx 'calls_hsa_amd_memory_async_copy $copies' '$tmp/full.report' &&
+	grep -qx 'calls_hsa_signal_wait_scacquire $copies' '$tmp/full.report' &&
+	grep -qx 'calls_hsa_amd_memory_lock_to_pool $locks' '$tmp/full.report' &&
+	grep -qx 'calls_hsa_amd_memory_unlock $locks' '$tmp/full.report' &&
+	grep -qx 'copy_gpus 1' '$tmp/full.report'"
+
+run fulltab env LD_LIBRARY_PATH="$stub" "$bench" hsa $small
+check "stand-in: the table has a title, 6 GB/s rows and the 4 ratios" "$tmp/fulltab.out" -- \
+	sh -c "grep -q '^# hsa: hsa_amd_memory_async_copy GB/s' '$tmp/fulltab.out' &&
+	       grep -q '^hsa: GPU agent 0 of 2: gfx90a' '$tmp/fulltab.out' &&
+	       [ \$(grep -cE '^(h2d|d2h) +(gpubuf|fine_pool|pageable) +64 KiB +[0-9.]+ +[0-9.]+ +[0-9.]+ GB/s +3 ' '$tmp/fulltab.out') = 6 ] &&
+	       [ \$(grep -cE '^(h2d|d2h)_gpubuf_vs_(fine_pool|pageable) +[0-9.]+ +at 64 KiB +\\[[0-9.]+\\.\\.[0-9.]+\\] over 3 pairs\$' '$tmp/fulltab.out') = 4 ]"
+
+# --device picks the GPU agent in enumeration order; one past the end fails.
+stubrun dev1 -- --size 64K --reps 1 --warmup 0 --device 1 --csv
+check "stand-in: --device 1 copies with GPU agent 1 only" "$tmp/dev1.out" "$tmp/dev1.report" -- \
+	sh -c "[ \$(cat '$tmp/dev1.rc') = 0 ] && grep -q '^hsa,device,.*,info,\"GPU agent 1 of 2' '$tmp/dev1.out' &&
+	       [ \$(grep -c '^hsa,[hd]2[dh],.*,ok,' '$tmp/dev1.out') = 6 ] &&
+	       grep -qx 'copy_gpus 2' '$tmp/dev1.report' && $(clean dev1)"
+stubrun dev2 -- --size 64K --reps 1 --warmup 0 --device 2
+check "stand-in: --device 2 of 2 agents exits 1 with an ERROR" "$tmp/dev2.err" -- \
+	sh -c "[ \$(cat '$tmp/dev2.rc') = 1 ] && grep -q '^ERROR: hsa: no HSA GPU agent 2 (2 present)' '$tmp/dev2.err'"
+
+# ---- the stand-in: failures -----------------------------------------------
+# A copy failing in the second sample of the first row (copy 300): that row
+# is skipped with the runtime's text, the ratios that need it say why, the
+# other rows and ratios are measured, and everything is given back.
+oor=HSA_STATUS_ERROR_OUT_OF_RESOURCES
+stubrun fcopy HSASTUB_FAIL=hsa_amd_memory_async_copy:300:$oor -- $small --csv
+check "a failed copy skips its row with the runtime's reason; its ratio says why; nothing leaks" \
+	"$tmp/fcopy.out" "$tmp/fcopy.report" -- sh -c "[ \$(cat '$tmp/fcopy.rc') = 0 ] &&
+	grep -q '^hsa,h2d,gpubuf,65536,.*,skipped,hsa_amd_memory_async_copy (0x1008): $oor: out of resources (stand-in)\$' '$tmp/fcopy.out' &&
+	[ \$(grep -c '^hsa,[hd]2[dh],.*,ok,' '$tmp/fcopy.out') = 5 ] &&
+	grep -q '^ratio,h2d_gpubuf_vs_fine_pool,gpubuf,65536,.*,unavailable,gpubuf at 64 KiB skipped: hsa_amd_memory_async_copy' '$tmp/fcopy.out' &&
+	[ \$(grep -c '^ratio,d2h_.*,ok,\$' '$tmp/fcopy.out') = 2 ] && $(clean fcopy)"
+# The first lock is gpubuf_hsa_lock's; the second a pageable copy's.
+stubrun flock HSASTUB_FAIL=hsa_amd_memory_lock_to_pool:2:$oor -- $small --csv
+check "a failed pageable lock skips that row and is not unlocked (no stand-in violation)" \
+	"$tmp/flock.out" "$tmp/flock.report" -- sh -c "[ \$(cat '$tmp/flock.rc') = 0 ] &&
+	grep -q '^hsa,h2d,pageable,65536,.*,skipped,hsa_amd_memory_lock_to_pool (0x1008): $oor' '$tmp/flock.out' &&
+	grep -q '^ratio,h2d_gpubuf_vs_pageable,.*,unavailable,pageable at 64 KiB skipped' '$tmp/flock.out' &&
+	[ \$(grep -c '^hsa,[hd]2[dh],.*,ok,' '$tmp/flock.out') = 5 ] && $(clean flock)"
+stubrun fgb HSASTUB_FAIL=hsa_amd_memory_lock_to_pool:1:$oor -- $small --csv
+check "gpubuf_hsa_lock failing skips the size with the library's reason; every ratio says why" \
+	"$tmp/fgb.out" "$tmp/fgb.report" -- sh -c "[ \$(cat '$tmp/fgb.rc') = 0 ] &&
+	grep -q '^hsa,all,gpubuf,65536,.*,skipped,gpubuf_hsa_lock: hsa_amd_memory_lock_to_pool (0x1008): $oor' '$tmp/fgb.out' &&
+	[ \$(grep -c '^ratio,.*,unavailable,gpubuf_hsa_lock: ' '$tmp/fgb.out') = 4 ] &&
+	! grep -q '^hsa,[hd]2[dh],' '$tmp/fgb.out' && $(clean fgb)"
+stubrun fdev HSASTUB_FAIL=hsa_amd_memory_pool_allocate:2:$oor -- $small --csv
+check "the device buffer failing to allocate skips the size; host memory is given back" \
+	"$tmp/fdev.out" "$tmp/fdev.report" -- sh -c "[ \$(cat '$tmp/fdev.rc') = 0 ] &&
+	grep -q '^hsa,all,gpubuf,65536,.*,skipped,hsa_amd_memory_pool_allocate (device pool) (0x1008)' '$tmp/fdev.out' && $(clean fdev)"
+stubrun fsig HSASTUB_FAIL=hsa_signal_create:1:$oor -- $small
+check "hsa_signal_create failing fails the mode (exit 1, ERROR) and leaks nothing" \
+	"$tmp/fsig.err" "$tmp/fsig.report" -- sh -c "[ \$(cat '$tmp/fsig.rc') = 1 ] &&
+	grep -q '^ERROR: hsa: hsa_signal_create (0x1008)' '$tmp/fsig.err' && $(clean fsig)"
+
+# Without a fine-grained CPU pool the library locks with hsa_amd_memory_lock
+# and so does the pageable row; there is nothing to compare with.
+stubrun nofine HSASTUB_NO_FINE_POOL=1 -- $small --csv
+check "no fine-grained pool: fine_pool rows skipped, vs_fine_pool ratios say why, the rest measured" \
+	"$tmp/nofine.out" "$tmp/nofine.report" -- sh -c "[ \$(cat '$tmp/nofine.rc') = 0 ] &&
+	[ \$(grep -c '^hsa,[hd]2[dh],fine_pool,65536,.*,skipped,the CPU agent has no fine-grained global pool\$' '$tmp/nofine.out') = 2 ] &&
+	[ \$(grep -c '^ratio,[hd]2[dh]_gpubuf_vs_fine_pool,.*,unavailable,fine_pool at 64 KiB skipped' '$tmp/nofine.out') = 2 ] &&
+	[ \$(grep -c '^ratio,[hd]2[dh]_gpubuf_vs_pageable,.*,ok,\$' '$tmp/nofine.out') = 2 ] &&
+	grep -q '^calls_hsa_amd_memory_lock ' '$tmp/nofine.report' &&
+	! grep -q '^calls_hsa_amd_memory_lock_to_pool ' '$tmp/nofine.report' && $(clean nofine)"
+
+# Every host allocation of the loop is freed on every path (valgrind).
+if command -v valgrind >/dev/null 2>&1; then
+	run vg env LD_LIBRARY_PATH="$stub" valgrind --leak-check=full \
+		--show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect \
+		--error-exitcode=99 "$bench" hsa --size 64K --reps 1 --warmup 0 --json
+	check "stand-in run under valgrind: exit 0, no errors, no leaks" "$tmp/vg.err" -- \
+		sh -c "[ \$(cat '$tmp/vg.rc') = 0 ] && grep -q 'ERROR SUMMARY: 0 errors' '$tmp/vg.err'"
+else
+	skip "stand-in run under valgrind: exit 0, no errors, no leaks" "valgrind not found"
+fi
+
+echo "1..$n"
+[ $failed = 0 ]
