@@ -20,18 +20,27 @@ jobs=$(($(nproc) + 1))
 fail() { echo "not ok 1 - debug kernel: $1"; [ -n "${2:-}" ] && sed 's/^/# /' "$2" | tail -n 30; echo "1..1"; exit 1; }
 
 mkdir -p "$work"
-if [ ! -f "$linux/.gpubuf-configured" ]; then
+# The stamp holds the fragment the tree was configured with: a changed
+# fragment reconfigures the kept tree (and make rebuilds what it changes)
+# instead of silently testing an old configuration.
+fragment=$top/tests/vm/debug-kernel.config
+stamp=$linux/.gpubuf-configured
+if [ ! -f "$linux/Makefile" ]; then
 	rm -rf "$linux"
 	mkdir -p "$linux"
 	tar -xf /usr/src/linux-source-6.1.tar.xz -C "$linux" --strip-components=1 ||
 		fail "extracting linux-source-6.1"
+fi
+if ! cmp -s "$fragment" "$stamp"; then
+	rm -f "$stamp"
 	(cd "$linux" && make -s defconfig &&
-		scripts/kconfig/merge_config.sh -m .config "$top/tests/vm/debug-kernel.config" &&
+		scripts/kconfig/merge_config.sh -m .config "$fragment" &&
 		make -s olddefconfig) >"$work/config.log" 2>&1 || fail "configuring" "$work/config.log"
-	for opt in KASAN DEBUG_KMEMLEAK PROVE_LOCKING DRM_VGEM HMM_MIRROR MEMCG PAGE_OWNER; do
+	for opt in KASAN DEBUG_KMEMLEAK PROVE_LOCKING DRM_VGEM HMM_MIRROR MEMCG PAGE_OWNER \
+		RDMA_RXE; do
 		grep -Eq "^CONFIG_$opt=[ym]" "$linux/.config" || fail "CONFIG_$opt did not stick"
 	done
-	touch "$linux/.gpubuf-configured"
+	cp "$fragment" "$stamp"
 fi
 make -C "$linux" -j"$jobs" bzImage modules >"$work/build.log" 2>&1 ||
 	fail "kernel build" "$work/build.log"
