@@ -46,6 +46,9 @@ static const struct {
 	STUB_ST(HSA_STATUS_ERROR_INVALID_MEMORY_POOL, "invalid pool (stand-in)")
 	STUB_ST(HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION, "aperture (stand-in)")
 	STUB_ST(HSA_STATUS_ERROR_FATAL, "fatal (stand-in)")
+	STUB_ST(HSA_STATUS_ERROR_INVALID_CODE_OBJECT, "invalid code object (stand-in)")
+	STUB_ST(HSA_STATUS_ERROR_INVALID_QUEUE_CREATION, "queue creation (stand-in)")
+	STUB_ST(HSA_STATUS_ERROR_INVALID_SYMBOL_NAME, "no such symbol (stand-in)")
 };
 #undef STUB_ST
 
@@ -164,7 +167,7 @@ void stub_violation(const char *fmt, ...)
  * Start a call with stub_lock held: count it, then an injected fault,
  * then "hsa_init first". 0 to go on, else the status to return (unlocked).
  */
-static hsa_status_t stub_begin(int fn, int need_init)
+hsa_status_t stub_begin(int fn, int need_init)
 {
 	unsigned long nth;
 
@@ -186,7 +189,7 @@ static hsa_status_t stub_begin(int fn, int need_init)
 	return HSA_STATUS_SUCCESS;
 }
 
-static hsa_status_t stub_end(hsa_status_t s)
+hsa_status_t stub_end(hsa_status_t s)
 {
 	pthread_mutex_unlock(&stub_lock);
 	return s;
@@ -199,7 +202,7 @@ static hsa_status_t stub_end(hsa_status_t s)
 			return stub_s_;					\
 	} while (0)
 
-static int stub_is_gpu(uint64_t h)
+int stub_is_gpu(uint64_t h)
 {
 	for (int i = 0; i < S.n_gpus; i++)
 		if (h == STUB_GPU(i))
@@ -291,7 +294,10 @@ STUB_EXPORT hsa_status_t hsa_agent_get_info(hsa_agent_t agent,
 		strcpy(value, stub_is_gpu(agent.handle) ? "gfx90a" : "stub-cpu");
 		return stub_end(HSA_STATUS_SUCCESS);
 	default:
-		return stub_end(HSA_STATUS_ERROR_INVALID_ARGUMENT);
+		/* What a dispatcher asks (stub_dispatch.c). */
+		return stub_end(stub_agent_info_dispatch(agent.handle,
+							 stub_is_gpu(agent.handle),
+							 attribute, value));
 	}
 }
 

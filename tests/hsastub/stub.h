@@ -93,4 +93,17 @@ const char *stub_status_name(hsa_status_t s);
 __attribute__((format(printf, 1, 2)))
 void stub_violation(const char *fmt, ...);
 
+/*
+ * Start a call with stub_lock held: count it, then an injected fault,
+ * then "hsa_init first". 0 to go on (stub_lock held, released by
+ * stub_end()), else the status to return (unlocked).
+ */
+hsa_status_t stub_begin(int fn, int need_init);
+hsa_status_t stub_end(hsa_status_t s);
+int stub_is_gpu(uint64_t h);
+
+/* hsa_agent_get_info attributes for dispatching; under stub_lock. */
+hsa_status_t stub_agent_info_dispatch(uint64_t agent, int gpu,
+				      hsa_agent_info_t attribute, void *value);
+
 #endif /* HSASTUB_STUB_H */
