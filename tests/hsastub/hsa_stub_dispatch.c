@@ -20,68 +20,6 @@
 #error "hsa_stub_dispatch needs a libgpubuf built with hipcc (HSA kernels)"
 #endif
 
-/* Three operands in one buffer locked for every GPU agent, viewed on agent. */
-struct t_ops {
-	struct gpubuf *buf;
-	void *ap;
-	struct gpubuf_hsa_matrix d[3];
-};
-
-static int t_ops_make(struct gpubuf_ctx *ctx, int agent, enum gpubuf_dtype dt,
-		      enum gpubuf_layout lay, const size_t shape[3][2],
-		      struct t_ops *o)
-{
-	size_t es = gpubuf_dtype_size(dt), off[3], total = 0;
-	size_t ps = (size_t)sysconf(_SC_PAGESIZE);
-	struct gpubuf_matrix m;
-
-	for (int i = 0; i < 3; i++) {
-		off[i] = total;
-		total += (shape[i][0] * shape[i][1] * es + 255) & ~(size_t)255;
-	}
-	o->buf = t_buf(ctx, (total + ps - 1) / ps);
-	T_EQ(gpubuf_hsa_lock(o->buf, NULL, 0, &o->ap), 0);
-	for (int i = 0; i < 3; i++) {
-		size_t ld = lay == GPUBUF_ROW_MAJOR ? shape[i][1] : shape[i][0];
-
-		T_EQ(gpubuf_matrix_view(o->buf, off[i], dt, shape[i][0],
-					shape[i][1], ld, lay, &m), 0);
-		T_EQ(gpubuf_hsa_matrix_view(&m, agent, &o->d[i]), 0);
-		T_CHECK(o->d[i].agent_ptr == (uintptr_t)o->ap + off[i]);
-	}
-	return T_PASS;
-}
-
-static uint64_t t_bits(double d)
-{
-	uint64_t v;
-
-	memcpy(&v, &d, sizeof(v));
-	return v;
-}
-
-/* The header every packet must carry. */
-static int t_header_ok(const hsa_kernel_dispatch_packet_t *p, int dims)
-{
-	unsigned int h = p->header;
-
-	T_EQ((h >> HSA_PACKET_HEADER_TYPE) & 0xff,
-	     HSA_PACKET_TYPE_KERNEL_DISPATCH);
-	T_EQ((h >> HSA_PACKET_HEADER_BARRIER) & 1, 1);
-	/* Host memory: the kernel must see the CPU's writes and vice versa. */
-	T_EQ((h >> HSA_PACKET_HEADER_SCACQUIRE_FENCE_SCOPE) & 3,
-	     HSA_FENCE_SCOPE_SYSTEM);
-	T_EQ((h >> HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE) & 3,
-	     HSA_FENCE_SCOPE_SYSTEM);
-	T_EQ(p->setup >> HSA_KERNEL_DISPATCH_PACKET_SETUP_DIMENSIONS, dims);
-	T_EQ(p->workgroup_size_x, 256);
-	T_EQ(p->workgroup_size_y, 1);
-	T_EQ(p->workgroup_size_z, 1);
-	T_EQ(p->grid_size_z, 1);
-	T_EQ(p->private_segment_size, 0);
-	return T_PASS;
-}
-
 /* ---- packets ------------------------------------------------------------- */
 
 /*
@@ -249,14 +187,17 @@ static int grid_clamped_to_agent_maximum(void)
 
 /*
  * HSASTUB_QUEUE_HOLD=1: with the caller's signal the call returns once
- * the packet is handed over, creates and waits on no signal, and the
- * caller's signal drops only when the packet completes.
+ * the packets are handed over and waits for nothing: the kernel completes
+ * a signal of the library's own, and a barrier-AND packet behind it waits
+ * for that one and then decrements the caller's, only when the packets
+ * complete.
  */
 static int caller_signal_not_waited(void)
 {
 	static const size_t shape[3][2] = { { 8, 8 }, { 8, 1 }, { 8, 1 } };
 	struct gpubuf_ctx *ctx = t_open();
 	hsa_kernel_dispatch_packet_t p;
+	hsa_barrier_and_packet_t bar;
 	uint64_t ka[16], agent;
 	hsa_signal_t sig;
 	struct t_ops o;
@@ -269,19 +210,77 @@ static int caller_signal_not_waited(void)
 	T_EQ(gpubuf_hsa_gemv(1.0, &o.d[0], &o.d[1], 0.0, &o.d[2], sig.handle), 0);
 	T_EQ(gpubuf_hsa_gemm(1.0, &o.d[0], &o.d[0], 0.0, &o.d[0], sig.handle),
 	     -EINVAL);
-	T_EQ(stub.calls("hsa_signal_create"), 0);
 	T_EQ(stub.calls("hsa_signal_wait_scacquire"), 0);
+	T_EQ(stub.calls("hsa_signal_destroy"), 0);
 	T_EQ(dstub.dispatched(), 0);
 	T_EQ(dstub.signal_value(sig.handle), 2);
 	T_EQ(gpubuf_hsa_gemv(1.0, &o.d[0], &o.d[1], 0.0, &o.d[2], sig.handle), 0);
+	T_EQ(stub.calls("hsa_signal_create"), 2);
+	T_EQ(dstub.signal_value(sig.handle), 2);
 	dstub.complete();
-	T_EQ(dstub.dispatched(), 2);
+	T_EQ(dstub.dispatched(), 4);
 	T_EQ(dstub.signal_value(sig.handle), 0);
-	T_EQ(dstub.packet(0, &p, ka, &agent), 0);
-	T_EQ(p.completion_signal.handle, sig.handle);
-	T_EQ(t_header_ok(&p, 1), T_PASS);
+	for (int i = 0; i < 4; i += 2) {
+		T_EQ(dstub.packet(i, &p, ka, &agent), 0);
+		T_EQ(t_header_ok(&p, 1), T_PASS);
+		T_CHECK(p.completion_signal.handle != sig.handle);
+		T_EQ(dstub.signal_value(p.completion_signal.handle), 0);
+		T_EQ(dstub.packet(i + 1, (hsa_kernel_dispatch_packet_t *)&bar, ka,
+				  &agent), 0);
+		T_EQ((bar.header >> HSA_PACKET_HEADER_TYPE) & 0xff,
+		     HSA_PACKET_TYPE_BARRIER_AND);
+		T_EQ((bar.header >> HSA_PACKET_HEADER_BARRIER) & 1, 1);
+		T_EQ((bar.header >> HSA_PACKET_HEADER_SCRELEASE_FENCE_SCOPE) & 3,
+		     HSA_FENCE_SCOPE_SYSTEM);
+		T_EQ(bar.dep_signal[0].handle, p.completion_signal.handle);
+		for (int d = 1; d < 5; d++)
+			T_EQ(bar.dep_signal[d].handle, 0);
+		T_EQ(bar.completion_signal.handle, sig.handle);
+	}
 	T_EQ(dstub.signal_destroy(sig), HSA_STATUS_SUCCESS);
-	T_LEFT(1);
+	/* The library's two signals wait in their kernarg slots. */
+	T_EQ(dstub.live("signal"), 2);
+	gpubuf_unref(o.buf);
+	gpubuf_close(ctx);
+	T_CLEAN();
+	return T_PASS;
+}
+
+/*
+ * 300 dispatches on the caller's signal, then synchronous ones: the
+ * 128-slot kernarg ring wraps, each slot's previous kernel is waited for
+ * and its signal destroyed exactly once, so at most one library signal
+ * per slot is ever alive, and the caller's signal counts every kernel.
+ */
+static int async_slots_recycled(void)
+{
+	static const size_t shape[3][2] = { { 8, 8 }, { 8, 1 }, { 8, 1 } };
+	struct gpubuf_ctx *ctx = t_open();
+	hsa_kernel_dispatch_packet_t p;
+	uint64_t ka[16], agent;
+	hsa_signal_t sig;
+	struct t_ops o;
+
+	T_DSTUB();
+	T_EQ(t_ops_make(ctx, 0, GPUBUF_DTYPE_F64, GPUBUF_ROW_MAJOR, shape, &o),
+	     T_PASS);
+	T_EQ(dstub.signal_create(300, 0, NULL, &sig), HSA_STATUS_SUCCESS);
+	for (int i = 0; i < 300; i++) {
+		T_EQ(gpubuf_hsa_gemv(1, &o.d[0], &o.d[1], 0, &o.d[2],
+				     sig.handle), 0);
+		T_CHECK(dstub.live("signal") <= 128 + 1);
+	}
+	T_EQ(dstub.signal_value(sig.handle), 0);
+	/* 600 packets: slot of id = id mod 128, the kernels' ids even. */
+	T_EQ(dstub.live("signal"), 64 + 1);
+	T_EQ(stub.calls("hsa_signal_destroy"), 300 - 64);
+	for (int i = 0; i < 200; i++)
+		T_EQ(gpubuf_hsa_gemv(1, &o.d[0], &o.d[1], 0, &o.d[2], 0), 0);
+	T_EQ(dstub.packet(-1, &p, ka, &agent), 0);
+	T_EQ(ka[3], o.d[0].agent_ptr);
+	T_EQ(dstub.signal_destroy(sig), HSA_STATUS_SUCCESS);
+	/* Every slot's signal was taken over and destroyed by a sync call. */
+	T_EQ(dstub.live("signal"), 0);
 	gpubuf_unref(o.buf);
 	gpubuf_close(ctx);
 	T_CLEAN();
@@ -522,6 +521,7 @@ static int fail_signal(void) { return runtime_failure_unwinds(); }
 	  "HSASTUB_ISA=amdgcn-amd-amdhsa--gfx1030", T_ANY)		\
 	X(grid_clamped_to_agent_maximum, "HSASTUB_GRID_MAX=4096", T_ANY) \
 	X(caller_signal_not_waited, "HSASTUB_QUEUE_HOLD=1", T_ANY)	\
+	X(async_slots_recycled, "", T_ANY)				\
 	X(threads_share_one_load_per_agent, "", T_ANY)			\
 	X(isa_without_code_object_is_enoexec,				\
 	  "HSASTUB_ISA=amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-", T_ANY) \

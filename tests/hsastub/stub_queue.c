@@ -93,7 +93,29 @@ static void stub_count(int fn)
 
 /* ---- queues ------------------------------------------------------------- */
 
-/* Complete the handed-over packets of q up to its doorbell; under stub_lock. */
+/*
+ * A barrier-AND packet may complete once every dependency (handle 0 is
+ * none) has reached 0; under stub_lock.
+ */
+static int stub_barrier_ready(const hsa_barrier_and_packet_t *b)
+{
+	for (int i = 0; i < 5; i++) {
+		struct stub_signal *dep;
+
+		if (!b->dep_signal[i].handle)
+			continue;
+		dep = stub_signal_of(b->dep_signal[i].handle, "dependency");
+		if (dep && atomic_load(&dep->value) != 0)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * Complete the handed-over packets of q up to its doorbell, in order,
+ * under stub_lock: kernel dispatches at once, barrier-AND packets when
+ * their dependencies are met; anything else is a violation.
+ */
 static void stub_queue_run(struct stub_queue *q)
 {
 	for (;;) {
@@ -102,18 +124,25 @@ static void stub_queue_run(struct stub_queue *q)
 			(hsa_kernel_dispatch_packet_t *)q->q.base_address +
 			(id & (q->q.size - 1));
 		uint16_t header = __atomic_load_n(&pkt->header, __ATOMIC_ACQUIRE);
+		unsigned int type = (header >> HSA_PACKET_HEADER_TYPE) & 0xff;
 		struct stub_done *d = &D.done[D.ndone % STUB_LOG];
 		struct stub_signal *sig;
 
 		if (id > q->rung || id >= atomic_load(&q->write) ||
-		    ((header >> HSA_PACKET_HEADER_TYPE) & 0xff) ==
-		    HSA_PACKET_TYPE_INVALID)
+		    type == HSA_PACKET_TYPE_INVALID)
 			return;
+		if (type == HSA_PACKET_TYPE_BARRIER_AND &&
+		    !stub_barrier_ready((hsa_barrier_and_packet_t *)pkt))
+			return;
+		if (type != HSA_PACKET_TYPE_BARRIER_AND &&
+		    type != HSA_PACKET_TYPE_KERNEL_DISPATCH)
+			stub_violation("packet %llu of type %u",
+				       (unsigned long long)id, type);
 		d->pkt = *pkt;
 		d->agent = q->agent;
 		d->id = id;
 		memset(d->kernarg, 0, sizeof(d->kernarg));
-		if (pkt->kernarg_address)
+		if (type == HSA_PACKET_TYPE_KERNEL_DISPATCH && pkt->kernarg_address)
 			memcpy(d->kernarg, pkt->kernarg_address,
 			       sizeof(d->kernarg));
 		D.ndone++;
