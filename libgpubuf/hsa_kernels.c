@@ -75,9 +75,12 @@ static void gpubuf_hsak_publish(void *pkt, uint16_t header, uint16_t setup)
 
 /*
  * Kernel k with args over blocks_x x blocks_y groups of 256 work-items on
- * agent gpu. The kernel's completion signal is always the library's own.
- * signal 0: wait for it. Else a barrier-AND packet behind the kernel
- * waits for it and then decrements the caller's signal.
+ * agent gpu. signal 0: the kernel completes a signal of the library's
+ * own, waited for here. Else the kernel completes the caller's signal,
+ * and a barrier-AND packet behind it, which (barrier bit) starts only
+ * once the kernel has completed, completes the library's signal, the
+ * last use of that signal by the packet processor: the slot's next user
+ * may then wait for it and destroy it.
  */
 static int gpubuf_hsak_run(int gpu, enum gpubuf_hsa_kernel k,
 			   const void *args, uint64_t blocks_x,
@@ -136,13 +139,13 @@ static int gpubuf_hsak_run(int gpu, enum gpubuf_hsa_kernel k,
 	pkt->kernel_object = a->k[k].object;
 	pkt->kernarg_address = kernarg;
 	pkt->reserved2 = 0;
-	pkt->completion_signal = done;
+	pkt->completion_signal.handle = signal ? signal : done.handle;
 	if (signal) {
 		bar = (hsa_barrier_and_packet_t *)q->base_address +
 		      ((id + 1) & (q->size - 1));
+		/* No dependencies: the barrier bit orders it after the kernel. */
 		memset((char *)bar + 4, 0, sizeof(*bar) - 4);
-		bar->dep_signal[0] = done;
-		bar->completion_signal.handle = signal;
+		bar->completion_signal = done;
 	}
 	gpubuf_hsak_publish(pkt, GPUBUF_HSAK_HEADER(HSA_PACKET_TYPE_KERNEL_DISPATCH),
 			    blocks_y > 1 ? 2 : 1);
