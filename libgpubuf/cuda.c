@@ -17,6 +17,7 @@
 
 #include "cuda_driver.h"
 #include "internal.h"
+#include "kernel_args.h"
 
 #ifdef GPUBUF_HAVE_CUDA
 
@@ -448,8 +449,14 @@ GPUBUF_EXPORT int gpubuf_cuda_gemv(double alpha,
 				   const struct gpubuf_cuda_matrix *y,
 				   void *stream)
 {
-	(void)alpha, (void)a, (void)x, (void)beta, (void)y, (void)stream;
-	return gpubuf_no_cuda();
+	struct gpubuf_gemv_args g;
+	int err;
+
+	(void)stream;
+	gpubuf_error_clear();
+	/* Bad operands get the errno they get in a CUDA build. */
+	err = gpubuf_cuda_gemv_args(alpha, a, x, beta, y, &g);
+	return err ? err : gpubuf_no_cuda();
 }
 
 GPUBUF_EXPORT int gpubuf_cuda_gemm(double alpha,
@@ -459,8 +466,13 @@ GPUBUF_EXPORT int gpubuf_cuda_gemm(double alpha,
 				   const struct gpubuf_cuda_matrix *c,
 				   void *stream)
 {
-	(void)alpha, (void)a, (void)b, (void)beta, (void)c, (void)stream;
-	return gpubuf_no_cuda();
+	struct gpubuf_gemm_args g;
+	int err;
+
+	(void)stream;
+	gpubuf_error_clear();
+	err = gpubuf_cuda_gemm_args(alpha, a, b, beta, c, &g);
+	return err ? err : gpubuf_no_cuda();
 }
 
 #endif /* GPUBUF_HAVE_CUDA */

@@ -24,6 +24,7 @@
 
 #include "cuda_driver.h"
 #include "internal.h"
+#include "kernel_args.h"
 
 #ifdef GPUBUF_HAVE_CUDA_KERNELS
 
@@ -235,9 +236,7 @@ int gpubuf_cu_kernel(const struct gpubuf_cu *cu, int device,
 static unsigned int gpubuf_cu_blocks(uint64_t items, uint64_t per,
 				     unsigned int max)
 {
-	uint64_t b = items / per + (items % per != 0);
-
-	return b > max ? max : (unsigned int)b;
+	return (unsigned int)gpubuf_kargs_blocks(items, per, max);
 }
 
 /* sink is one 32-bit word of device memory, or 0 (only the read uses it). */
@@ -286,120 +285,6 @@ int gpubuf_cu_stream_write(const struct gpubuf_cu *cu, int device,
 				stream);
 }
 
-/* ---- GEMV / GEMM: operand checks -------------------------------------- */
-
-__attribute__((format(printf, 2, 3)))
-static int gpubuf_cu_bad(int err, const char *fmt, ...)
-{
-	char text[200];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
-	gpubuf_error_set("%s", text);
-	return err;
-}
-
-/* An operand as the kernels take it, and the bytes it spans. */
-struct gpubuf_cu_op {
-	uint64_t ptr;
-	uint64_t rs, cs;	/* element strides of rows and columns */
-	uint64_t lo, hi;	/* [lo, hi) spanned; lo == hi when empty */
-};
-
-/*
- * matrix.c's rules on a device view (layout, ld >= max(1, inner)), plus
- * f32 or f64, the dtype and device of the first operand (a, checked
- * first), an aligned non-zero devptr when there are elements, and an
- * extent within 64-bit addresses.
- */
-static int gpubuf_cu_operand(const char *fn, const char *name,
-			     const struct gpubuf_cuda_matrix *m,
-			     const struct gpubuf_cuda_matrix *first,
-			     struct gpubuf_cu_op *op)
-{
-	uint64_t last, t, es;
-	bool row;
-
-	if (!m)
-		return gpubuf_cu_bad(-EINVAL, "%s: %s is NULL", fn, name);
-	if (m->dtype != GPUBUF_DTYPE_F32 && m->dtype != GPUBUF_DTYPE_F64)
-		return gpubuf_cu_bad(-EINVAL, "%s: %s dtype %d is not f32 or f64",
-				     fn, name, (int)m->dtype);
-	if (m->dtype != first->dtype || m->device != first->device)
-		return gpubuf_cu_bad(-EINVAL,
-				     "%s: %s differs from a in dtype or device",
-				     fn, name);
-	if (m->layout != GPUBUF_ROW_MAJOR && m->layout != GPUBUF_COL_MAJOR)
-		return gpubuf_cu_bad(-EINVAL, "%s: %s has no valid layout",
-				     fn, name);
-	row = m->layout == GPUBUF_ROW_MAJOR;
-	es = gpubuf_dtype_size(m->dtype);
-	if (m->ld < 1 || m->ld < (row ? m->cols : m->rows))
-		return gpubuf_cu_bad(-EINVAL, "%s: %s has ld %zu < %zu", fn,
-				     name, m->ld, row ? m->cols : m->rows);
-	op->ptr = op->lo = op->hi = m->devptr;
-	op->rs = row ? m->ld : 1;
-	op->cs = row ? 1 : m->ld;
-	if (!m->rows || !m->cols)
-		return 0;
-	/* A misaligned access would fault and poison the context. */
-	if (!m->devptr || m->devptr % es)
-		return gpubuf_cu_bad(-EINVAL,
-				     "%s: %s devptr 0x%llx is 0 or misaligned",
-				     fn, name, (unsigned long long)m->devptr);
-	/* hi = devptr + ((rows - 1) * rs + (cols - 1) * cs + 1) * es */
-	if (__builtin_mul_overflow(m->rows - 1, op->rs, &last) ||
-	    __builtin_mul_overflow(m->cols - 1, op->cs, &t) ||
-	    __builtin_add_overflow(last, t, &last) ||
-	    __builtin_add_overflow(last, 1, &t) ||
-	    __builtin_mul_overflow(t, es, &t) ||
-	    __builtin_add_overflow(t, m->devptr, &op->hi))
-		return gpubuf_cu_bad(-EOVERFLOW,
-				     "%s: %s extends past 64-bit addresses",
-				     fn, name);
-	return 0;
-}
-
-/* An operand with one row or one column of len elements, and its step. */
-static int gpubuf_cu_vector(const char *fn, const char *name,
-			    const struct gpubuf_cuda_matrix *v,
-			    const struct gpubuf_cuda_matrix *first, size_t len,
-			    struct gpubuf_cu_op *op, uint64_t *inc)
-{
-	int err = gpubuf_cu_operand(fn, name, v, first, op);
-
-	if (err)
-		return err;
-	if (v->rows != 1 && v->cols != 1)
-		return gpubuf_cu_bad(-EINVAL, "%s: %s is %zux%zu, not a vector",
-				     fn, name, v->rows, v->cols);
-	/* One factor is 1: the product cannot overflow. */
-	if (v->rows * v->cols != len)
-		return gpubuf_cu_bad(-EINVAL,
-				     "%s: %s has %zu elements, not %zu", fn,
-				     name, v->rows * v->cols, len);
-	*inc = v->cols == 1 ? op->rs : op->cs;
-	return 0;
-}
-
-/* Byte ranges, so conservative for interleaved strided views. */
-static int gpubuf_cu_no_overlap(const char *fn, const struct gpubuf_cu_op *out,
-				const struct gpubuf_cu_op *in1,
-				const struct gpubuf_cu_op *in2)
-{
-	const struct gpubuf_cu_op *in[] = { in1, in2 };
-
-	for (int i = 0; i < 2; i++)
-		if (out->lo < out->hi && in[i]->lo < in[i]->hi &&
-		    out->lo < in[i]->hi && in[i]->lo < out->hi)
-			return gpubuf_cu_bad(-EINVAL,
-					     "%s: the output overlaps an input",
-					     fn);
-	return 0;
-}
-
 /* ---- GEMV / GEMM: launch ---------------------------------------------- */
 
 /* Queue k on stream in device's primary context; NULL stream waits. */
@@ -436,28 +321,6 @@ static int gpubuf_cu_run(int device, enum gpubuf_cu_kernel k,
 	return err;
 }
 
-static int gpubuf_cu_gemv_check(const struct gpubuf_cuda_matrix *a,
-				const struct gpubuf_cuda_matrix *x,
-				const struct gpubuf_cuda_matrix *y,
-				struct gpubuf_cu_op *oa,
-				struct gpubuf_cu_op *ox, uint64_t *incx,
-				struct gpubuf_cu_op *oy, uint64_t *incy)
-{
-	static const char fn[] = "gpubuf_cuda_gemv";
-	int err;
-
-	err = gpubuf_cu_operand(fn, "a", a, a, oa);
-	if (!err)
-		err = gpubuf_cu_vector(fn, "x", x, a, a->cols, ox, incx);
-	if (!err)
-		err = gpubuf_cu_vector(fn, "y", y, a, a->rows, oy, incy);
-	if (!err && (y->flags & GPUBUF_CUDA_MATRIX_READ_ONLY))
-		err = gpubuf_cu_bad(-EROFS, "%s: y is registered read-only", fn);
-	if (!err)
-		err = gpubuf_cu_no_overlap(fn, oy, oa, ox);
-	return err;
-}
-
 GPUBUF_EXPORT int gpubuf_cuda_gemv(double alpha,
 				   const struct gpubuf_cuda_matrix *a,
 				   const struct gpubuf_cuda_matrix *x,
@@ -466,51 +329,22 @@ GPUBUF_EXPORT int gpubuf_cuda_gemv(double alpha,
 				   void *stream)
 {
 	GPUBUF_KEEP_ERRNO;
-	struct gpubuf_cu_op oa, ox, oy;
-	uint64_t m, k, incx, incy, per;
-	void *params[] = { &m, &k, &alpha, &oa.ptr, &oa.rs, &oa.cs, &ox.ptr,
-			   &incx, &beta, &oy.ptr, &incy };
+	struct gpubuf_gemv_args g;
+	void *params[GPUBUF_GEMV_NARGS];
 	int err;
 
 	gpubuf_error_clear();
-	err = gpubuf_cu_gemv_check(a, x, y, &oa, &ox, &incx, &oy, &incy);
-	if (err || !a->rows)
+	err = gpubuf_cuda_gemv_args(alpha, a, x, beta, y, &g);
+	if (err || !g.m)
 		return err;
-	m = a->rows;
-	k = a->cols;
-	/* Rows per block, as gpubuf_gemv_by_cols() in the kernel decides. */
-	per = oa.rs < oa.cs || (oa.rs == oa.cs && k < m) ? 32 : 8;
+	gpubuf_kargs_params(&g, GPUBUF_GEMV_NARGS, params);
+	/* Rows per block: a warp's worth by columns, a row per warp else. */
 	return gpubuf_cu_run(a->device, a->dtype == GPUBUF_DTYPE_F32 ?
 			     GPUBUF_CU_GEMV_F32 : GPUBUF_CU_GEMV_F64,
-			     gpubuf_cu_blocks(m, per, GPUBUF_CU_GEMV_GRID_MAX),
+			     (unsigned int)gpubuf_kargs_blocks(g.m,
+				gpubuf_kargs_gemv_by_cols(&g) ? 32 : 8,
+				GPUBUF_CU_GEMV_GRID_MAX),
 			     1, params, stream);
-}
-
-static int gpubuf_cu_gemm_check(const struct gpubuf_cuda_matrix *a,
-				const struct gpubuf_cuda_matrix *b,
-				const struct gpubuf_cuda_matrix *c,
-				struct gpubuf_cu_op *oa,
-				struct gpubuf_cu_op *ob,
-				struct gpubuf_cu_op *oc)
-{
-	static const char fn[] = "gpubuf_cuda_gemm";
-	int err;
-
-	err = gpubuf_cu_operand(fn, "a", a, a, oa);
-	if (!err)
-		err = gpubuf_cu_operand(fn, "b", b, a, ob);
-	if (!err)
-		err = gpubuf_cu_operand(fn, "c", c, a, oc);
-	if (err)
-		return err;
-	if (b->rows != a->cols || c->rows != a->rows || c->cols != b->cols)
-		return gpubuf_cu_bad(-EINVAL,
-				     "%s: shapes %zux%zu * %zux%zu -> %zux%zu do not fit",
-				     fn, a->rows, a->cols, b->rows, b->cols,
-				     c->rows, c->cols);
-	if (c->flags & GPUBUF_CUDA_MATRIX_READ_ONLY)
-		return gpubuf_cu_bad(-EROFS, "%s: c is registered read-only", fn);
-	return gpubuf_cu_no_overlap(fn, oc, oa, ob);
 }
 
 GPUBUF_EXPORT int gpubuf_cuda_gemm(double alpha,
@@ -521,27 +355,22 @@ GPUBUF_EXPORT int gpubuf_cuda_gemm(double alpha,
 				   void *stream)
 {
 	GPUBUF_KEEP_ERRNO;
-	struct gpubuf_cu_op oa, ob, oc;
-	uint64_t m, n, k;
-	void *params[] = { &m, &n, &k, &alpha, &oa.ptr, &oa.rs, &oa.cs,
-			   &ob.ptr, &ob.rs, &ob.cs, &beta, &oc.ptr, &oc.rs,
-			   &oc.cs };
+	struct gpubuf_gemm_args g;
+	void *params[GPUBUF_GEMM_NARGS];
 	int err;
 
 	gpubuf_error_clear();
-	err = gpubuf_cu_gemm_check(a, b, c, &oa, &ob, &oc);
-	if (err || !c->rows || !c->cols)
+	err = gpubuf_cuda_gemm_args(alpha, a, b, beta, c, &g);
+	if (err || !g.m || !g.n)
 		return err;
-	m = a->rows;
-	n = b->cols;
-	k = a->cols;
+	gpubuf_kargs_params(&g, GPUBUF_GEMM_NARGS, params);
 	/* Row tiles on x, column tiles on y; the kernel loops over the rest. */
 	return gpubuf_cu_run(a->device, a->dtype == GPUBUF_DTYPE_F32 ?
 			     GPUBUF_CU_GEMM_F32 : GPUBUF_CU_GEMM_F64,
-			     gpubuf_cu_blocks(m, GPUBUF_CU_GEMM_TILE,
-					      GPUBUF_CU_GRID_X_MAX),
-			     gpubuf_cu_blocks(n, GPUBUF_CU_GEMM_TILE,
-					      GPUBUF_CU_GRID_Y_MAX),
+			     (unsigned int)gpubuf_kargs_blocks(g.m,
+				GPUBUF_CU_GEMM_TILE, GPUBUF_CU_GRID_X_MAX),
+			     (unsigned int)gpubuf_kargs_blocks(g.n,
+				GPUBUF_CU_GEMM_TILE, GPUBUF_CU_GRID_Y_MAX),
 			     params, stream);
 }
 
@@ -583,9 +412,15 @@ GPUBUF_EXPORT int gpubuf_cuda_gemv(double alpha,
 				   const struct gpubuf_cuda_matrix *y,
 				   void *stream)
 {
-	(void)alpha, (void)a, (void)x, (void)beta, (void)y, (void)stream;
+	GPUBUF_KEEP_ERRNO;
+	struct gpubuf_gemv_args g;
+	int err;
+
+	(void)stream;
 	gpubuf_error_clear();
-	return gpubuf_no_kernels();
+	/* Bad operands get the errno they get in a build with kernels. */
+	err = gpubuf_cuda_gemv_args(alpha, a, x, beta, y, &g);
+	return err ? err : gpubuf_no_kernels();
 }
 
 GPUBUF_EXPORT int gpubuf_cuda_gemm(double alpha,
@@ -595,9 +430,14 @@ GPUBUF_EXPORT int gpubuf_cuda_gemm(double alpha,
 				   const struct gpubuf_cuda_matrix *c,
 				   void *stream)
 {
-	(void)alpha, (void)a, (void)b, (void)beta, (void)c, (void)stream;
+	GPUBUF_KEEP_ERRNO;
+	struct gpubuf_gemm_args g;
+	int err;
+
+	(void)stream;
 	gpubuf_error_clear();
-	return gpubuf_no_kernels();
+	err = gpubuf_cuda_gemm_args(alpha, a, b, beta, c, &g);
+	return err ? err : gpubuf_no_kernels();
 }
 
 #endif /* GPUBUF_HAVE_CUDA_KERNELS */

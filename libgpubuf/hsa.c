@@ -244,6 +244,40 @@ void gpubuf_hsa_release(struct gpubuf *buf)
 	gpubuf_hsa_unlock_all(hsa, buf, true);
 }
 
+GPUBUF_EXPORT int gpubuf_hsa_matrix_view(const struct gpubuf_matrix *m,
+					 int agent,
+					 struct gpubuf_hsa_matrix *out)
+{
+	GPUBUF_KEEP_ERRNO;
+	struct gpubuf_hsa_lock *lk;
+	uint64_t base = 0;
+	int err;
+
+	gpubuf_error_clear();
+	if (!m || !out)
+		return -EINVAL;
+	err = gpubuf_matrix_check(m);
+	if (err)
+		return err;
+	/* The view takes no lock count: like a matrix view, it borrows. */
+	pthread_mutex_lock(&m->buf->lock);
+	lk = m->buf->hsa;
+	if (lk && agent >= 0 && agent < lk->n_gpus && lk->on[agent])
+		base = (uint64_t)(uintptr_t)lk->agent_ptr;
+	pthread_mutex_unlock(&m->buf->lock);
+	if (!base) {
+		gpubuf_error_set("buffer is not locked for HSA GPU agent %d",
+				 agent);
+		return -ENXIO;
+	}
+	*out = (struct gpubuf_hsa_matrix){
+		.agent_ptr = base + m->offset, .rows = m->rows,
+		.cols = m->cols, .ld = m->ld, .dtype = m->dtype,
+		.layout = m->layout, .agent = agent, .flags = 0,
+	};
+	return 0;
+}
+
 #else /* !GPUBUF_HAVE_HSA */
 
 static int gpubuf_no_hsa(void)
@@ -290,6 +324,24 @@ int gpubuf_hsa_hold(struct gpubuf *buf, int gpu, uint64_t *agent_ptr)
 void gpubuf_hsa_release(struct gpubuf *buf)
 {
 	(void)buf;
+}
+
+/* Nothing can have been locked: after the argument checks, -ENXIO. */
+GPUBUF_EXPORT int gpubuf_hsa_matrix_view(const struct gpubuf_matrix *m,
+					 int agent,
+					 struct gpubuf_hsa_matrix *out)
+{
+	int err;
+
+	gpubuf_error_clear();
+	if (!m || !out)
+		return -EINVAL;
+	err = gpubuf_matrix_check(m);
+	if (err)
+		return err;
+	gpubuf_error_set("buffer is not locked for HSA GPU agent %d (libgpubuf was built without HSA support)",
+			 agent);
+	return -ENXIO;
 }
 
 #endif /* GPUBUF_HAVE_HSA */

@@ -16,7 +16,7 @@
  * "amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-": pick the entry whose isa
  * equals the agent's ISA name up to its first ':'. ROCr matches the
  * processor exactly: gfx940 objects do not run on gfx942 (MI300), and an
- * agent with no entry here gets -ENODEV, not a guess.
+ * agent with no entry here gets -ENOEXEC (hsa_kernels.c), not a guess.
  *
  * Kernel descriptors are the symbols "<kernel name>.kd"
  * (hsa_executable_get_symbol_by_name). The kernarg layouts below are those

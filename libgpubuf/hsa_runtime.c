@@ -56,6 +56,10 @@ static int gpubuf_hsa_errno(hsa_status_t s)
 	case HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION:
 	case HSA_STATUS_ERROR_MEMORY_FAULT:
 		return -EFAULT;
+	/* A code object the agent cannot run, as CUDA's invalid image. */
+	case HSA_STATUS_ERROR_INVALID_ISA:
+	case HSA_STATUS_ERROR_INVALID_CODE_OBJECT:
+		return -ENOEXEC;
 	default:
 		return -EIO;
 	}

@@ -18,8 +18,10 @@
 /*
  * X(name): every entry point, resolved with dlsym and called through a
  * pointer of exactly the header's type. All are required; every one
- * exists in ROCm 2.4 and later. Those after hsa_amd_memory_unlock are
- * used by gpubuf-bench and gpubuf-info (version, copies), not the library.
+ * exists in ROCm 2.4 and later (the dispatch entries in HSA 1.1's
+ * hsa.h, ROCm 1.7 and later). hsa_system_get_info,
+ * hsa_signal_store_relaxed and hsa_amd_memory_async_copy are used by
+ * gpubuf-bench and gpubuf-info (version, copies), not the library.
  */
 #define GPUBUF_HSA_ENTRIES(X)						\
 	X(hsa_init)							\
@@ -30,16 +32,38 @@
 	X(hsa_amd_memory_pool_get_info)					\
 	X(hsa_amd_memory_lock)						\
 	X(hsa_amd_memory_lock_to_pool)					\
-	X(hsa_amd_memory_unlock)						\
+	X(hsa_amd_memory_unlock)					\
 	X(hsa_system_get_info)						\
+	X(hsa_signal_store_relaxed)					\
+	X(hsa_amd_memory_async_copy)					\
+	GPUBUF_HSA_DISPATCH_ENTRIES(X)
+
+/*
+ * What hsa_kernels.c needs to load code objects and dispatch them;
+ * gpubuf-bench's copies use the signal and pool entries too.
+ */
+#define GPUBUF_HSA_DISPATCH_ENTRIES(X)					\
+	X(hsa_agent_iterate_isas)					\
+	X(hsa_isa_get_info_alt)						\
+	X(hsa_code_object_reader_create_from_memory)			\
+	X(hsa_code_object_reader_destroy)				\
+	X(hsa_executable_create_alt)					\
+	X(hsa_executable_load_agent_code_object)			\
+	X(hsa_executable_freeze)					\
+	X(hsa_executable_get_symbol_by_name)				\
+	X(hsa_executable_symbol_get_info)				\
+	X(hsa_executable_destroy)					\
+	X(hsa_queue_create)						\
+	X(hsa_queue_destroy)						\
+	X(hsa_queue_add_write_index_scacq_screl)			\
+	X(hsa_queue_load_read_index_scacquire)				\
 	X(hsa_signal_create)						\
 	X(hsa_signal_destroy)						\
-	X(hsa_signal_store_relaxed)					\
+	X(hsa_signal_store_screlease)					\
 	X(hsa_signal_wait_scacquire)					\
 	X(hsa_amd_memory_pool_allocate)					\
 	X(hsa_amd_memory_pool_free)					\
-	X(hsa_amd_agents_allow_access)					\
-	X(hsa_amd_memory_async_copy)
+	X(hsa_amd_agents_allow_access)
 
 #define GPUBUF_HSA_MEMBER(name) __typeof__(name) *name;
 struct gpubuf_hsa {

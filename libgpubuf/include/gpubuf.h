@@ -434,6 +434,42 @@ int gpubuf_hsa_lock(struct gpubuf *buf, const uint64_t *agents, int n_agents,
 		    void **agent_ptr);
 int gpubuf_hsa_unlock(struct gpubuf *buf);
 
+/*
+ * A matrix in an HSA GPU agent's address space, the twin of struct
+ * gpubuf_cuda_matrix: element (r, c) is at agent_ptr + (r * ld + c) * size
+ * (row-major) or agent_ptr + (c * ld + r) * size (col-major). It can
+ * describe a locked gpubuf buffer (gpubuf_hsa_matrix_view()) or any other
+ * memory the agent reaches, e.g. from hsa_amd_memory_pool_allocate().
+ */
+struct gpubuf_hsa_matrix {
+	uint64_t agent_ptr;	/* address of element (0,0) for the agent */
+	size_t rows;
+	size_t cols;
+	size_t ld;		/* elements between row (col) starts */
+	enum gpubuf_dtype dtype;
+	enum gpubuf_layout layout;
+	int agent;		/* GPU agent index (gpubuf_hsa_agents order) */
+	unsigned int flags;	/* GPUBUF_HSA_MATRIX_* */
+};
+
+/* The GPU may only read it: refused as an output with -EROFS. */
+#define GPUBUF_HSA_MATRIX_READ_ONLY	(1u << 0)
+
+int gpubuf_hsa_matrix_view(const struct gpubuf_matrix *m, int agent,
+			   struct gpubuf_hsa_matrix *out);
+
+/*
+ * gpubuf_cuda_gemv()/gemm() on an HSA GPU agent, through an AQL queue.
+ * signal is 0 to run synchronously, or an hsa_signal_t handle the caller
+ * owns, which the dispatch's completion decrements by one.
+ */
+int gpubuf_hsa_gemv(double alpha, const struct gpubuf_hsa_matrix *a,
+		    const struct gpubuf_hsa_matrix *x, double beta,
+		    const struct gpubuf_hsa_matrix *y, uint64_t signal);
+int gpubuf_hsa_gemm(double alpha, const struct gpubuf_hsa_matrix *a,
+		    const struct gpubuf_hsa_matrix *b, double beta,
+		    const struct gpubuf_hsa_matrix *c, uint64_t signal);
+
 #ifdef __cplusplus
 }
 #endif

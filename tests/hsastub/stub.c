@@ -46,6 +46,9 @@ static const struct {
 	STUB_ST(HSA_STATUS_ERROR_INVALID_MEMORY_POOL, "invalid pool (stand-in)")
 	STUB_ST(HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION, "aperture (stand-in)")
 	STUB_ST(HSA_STATUS_ERROR_FATAL, "fatal (stand-in)")
+	STUB_ST(HSA_STATUS_ERROR_INVALID_CODE_OBJECT, "invalid code object (stand-in)")
+	STUB_ST(HSA_STATUS_ERROR_INVALID_QUEUE_CREATION, "queue creation (stand-in)")
+	STUB_ST(HSA_STATUS_ERROR_INVALID_SYMBOL_NAME, "no such symbol (stand-in)")
 };
 #undef STUB_ST
 
@@ -189,6 +192,16 @@ hsa_status_t stub_end(hsa_status_t s)
 	return s;
 }
 
+void stub_count(int fn)
+{
+	pthread_mutex_lock(&stub_lock);
+	S.calls[fn]++;
+	S.calls_total[fn]++;
+	if (!S.inited)
+		stub_violation("%s before a successful hsa_init",
+			       stub_fn_names[fn]);
+}
+
 int stub_is_gpu(uint64_t h)
 {
 	for (int i = 0; i < S.n_gpus; i++)
@@ -200,6 +213,18 @@ int stub_is_gpu(uint64_t h)
 int stub_is_agent(uint64_t h)
 {
 	return h == STUB_CPU0 || h == STUB_CPU1 || stub_is_gpu(h);
+}
+
+uint64_t stub_agent_bit(uint64_t h)
+{
+	for (int i = 0; i < S.n_gpus; i++)
+		if (h == STUB_GPU(i))
+			return (uint64_t)1 << i;
+	if (h == STUB_CPU0)
+		return (uint64_t)1 << STUB_MAX_GPUS;
+	if (h == STUB_CPU1)
+		return (uint64_t)1 << (STUB_MAX_GPUS + 1);
+	return 0;
 }
 
 /* Whether every page of [p, p + size) is mapped. */
@@ -281,7 +306,10 @@ STUB_EXPORT hsa_status_t hsa_agent_get_info(hsa_agent_t agent,
 		strcpy(value, stub_is_gpu(agent.handle) ? "gfx90a" : "stub-cpu");
 		return stub_end(HSA_STATUS_SUCCESS);
 	default:
-		return stub_end(HSA_STATUS_ERROR_INVALID_ARGUMENT);
+		/* What a dispatcher asks (stub_dispatch.c). */
+		return stub_end(stub_agent_info_dispatch(agent.handle,
+							 stub_is_gpu(agent.handle),
+							 attribute, value));
 	}
 }
 

@@ -16,12 +16,21 @@
  * A lock's agent pointer is the host pointer with bits 48-55 set to 0xa5,
  * distinct from the host pointer on purpose.
  *
- * For gpubuf-bench's hsa mode (stub_copy.c): pool allocations are host
- * memory, a GPU pool's standing in for device memory; signals are
- * counters; hsa_amd_memory_async_copy is a memcpy done at once, after it
- * checked that the GPU agent may reach both sides (its own pool, a block
- * of a CPU pool it was allowed to access, or the agent pointer of a lock
- * that names it). Only host<->GPU copies are stood in for.
+ * Signals (stub_memory.c) hold atomic values. A wait polls while any
+ * queue has packets outstanding that could still change the value; with
+ * nothing outstanding, an unmet condition and no timeout, a real runtime
+ * would block for ever: the stand-in counts a violation, writes its
+ * report and aborts, so the test fails at once instead of hanging. Pool
+ * allocations are host memory, a GPU pool's standing in for device
+ * memory; hsa_amd_agents_allow_access records one bit per agent.
+ *
+ * For gpubuf-bench's hsa mode (stub_copy.c): hsa_amd_memory_async_copy
+ * is a memcpy done at once, then a decrement of the completion signal,
+ * after it checked that the GPU agent may reach both sides (its own
+ * pool, a block of a CPU pool it was allowed to access, or the agent
+ * pointer of a lock that names it). Only host<->GPU copies are stood in
+ * for. For a dispatcher (stub_dispatch.c, stub_queue.c): ISAs, code
+ * objects, executables and AQL queues whose doorbells complete packets.
  *
  * Misuse a real runtime would punish (calls before hsa_init, locking a
  * range twice or one that is not mapped, unlocking what is not locked or
@@ -31,6 +40,7 @@
 #define HSASTUB_STUB_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,7 +52,8 @@
 #define STUB_MAX_LOCKS		256
 #define STUB_MAX_FAULTS		16
 #define STUB_MAX_ALLOCS		64
-#define STUB_MAX_SIGNALS	64
+/* A dispatcher keeps a signal per kernarg slot (128 per agent) alive. */
+#define STUB_MAX_SIGNALS	1024
 /* Signal handles: this base plus the slot number. */
 #define STUB_SIGNAL_BASE	0x51000000u
 
@@ -70,18 +81,21 @@ struct stub_lock {
 	uint64_t agents[STUB_MAX_GPUS + 2];
 };
 
-/* A hsa_amd_memory_pool_allocate block (stub_copy.c). */
+/* A hsa_amd_memory_pool_allocate block (stub_memory.c). */
 struct stub_alloc {
 	int live;
 	void *ptr;
 	size_t size;
 	uint64_t pool;
-	unsigned int allowed;	/* GPU agent indexes, one bit each */
+	uint64_t allowed;	/* agents, stub_agent_bit() each */
 };
 
+struct stub_queue;
+
 struct stub_signal {
+	_Atomic int64_t value;
 	int live;
-	hsa_signal_value_t value;
+	struct stub_queue *queue;	/* a doorbell's queue (stub_queue.c) */
 };
 
 struct stub_state {
@@ -138,5 +152,46 @@ hsa_status_t stub_end(hsa_status_t s);
 
 int stub_is_gpu(uint64_t h);
 int stub_is_agent(uint64_t h);
+
+/*
+ * An agent's bit in stub_alloc.allowed: GPU agent i bit i, the CPU
+ * agents the two after STUB_MAX_GPUS; 0 for what is no agent.
+ */
+uint64_t stub_agent_bit(uint64_t h);
+
+/*
+ * Count a call that has no status to fail with (no fault injection),
+ * with stub_lock taken; the caller unlocks.
+ */
+void stub_count(int fn);
+
+/* Signals and pool blocks (stub_memory.c); all under stub_lock. */
+struct stub_signal *stub_signal_new(int64_t value);
+void stub_signal_free(struct stub_signal *sig);
+uint64_t stub_signal_handle(const struct stub_signal *sig);
+/* The live signal of a handle, or NULL and a violation naming what. */
+struct stub_signal *stub_signal_of(uint64_t h, const char *what);
+struct stub_alloc *stub_alloc_at(const void *ptr);
+
+/*
+ * Queues (stub_queue.c), under stub_lock: ring a doorbell; whether any
+ * queue has packets reserved or handed over but not yet completed.
+ */
+void stub_doorbell(struct stub_queue *q, hsa_signal_value_t value);
+int stub_queues_pending(void);
+
+/*
+ * Live objects of a kind (stub_query.c): "lock", "alloc", "signal" (not
+ * doorbells: they belong to their queues), "queue", "reader",
+ * "executable"; -1 for another kind. Under stub_lock.
+ */
+int stub_live(const char *kind);
+
+/* Write the HSASTUB_REPORT file, if asked for; stub_lock not held. */
+void stub_report(void);
+
+/* hsa_agent_get_info attributes for dispatching; under stub_lock. */
+hsa_status_t stub_agent_info_dispatch(uint64_t agent, int gpu,
+				      hsa_agent_info_t attribute, void *value);
 
 #endif /* HSASTUB_STUB_H */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "stub.h"
+#include "stub_dispatch.h"
 
 static int stub_fn(const char *name)
 {
@@ -95,6 +95,44 @@ STUB_EXPORT int hsastub_is_locked(const void *p)
 	return r;
 }
 
+int stub_live(const char *kind)
+{
+	int n = 0;
+
+	if (!strcmp(kind, "lock"))
+		for (int i = 0; i < STUB_MAX_LOCKS; i++)
+			n += S.lock[i].live;
+	else if (!strcmp(kind, "alloc"))
+		for (int i = 0; i < STUB_MAX_ALLOCS; i++)
+			n += S.alloc[i].live;
+	else if (!strcmp(kind, "signal"))
+		for (int i = 0; i < STUB_MAX_SIGNALS; i++)
+			n += S.signal[i].live && !S.signal[i].queue;
+	else if (!strcmp(kind, "queue"))
+		for (int i = 0; i < STUB_MAX_OBJS; i++)
+			n += D.queue[i] != NULL;
+	else if (!strcmp(kind, "reader"))
+		for (int i = 0; i < STUB_MAX_OBJS; i++)
+			n += D.reader[i].live;
+	else if (!strcmp(kind, "executable"))
+		for (int i = 0; i < STUB_MAX_OBJS; i++)
+			n += D.exec[i].live;
+	else
+		n = -1;
+	return n;
+}
+
+/* Live objects of a kind, as stub_live() (stub.h) counts them. */
+STUB_EXPORT int hsastub_live(const char *kind)
+{
+	int n;
+
+	pthread_mutex_lock(&stub_lock);
+	n = stub_live(kind);
+	pthread_mutex_unlock(&stub_lock);
+	return n;
+}
+
 /* Handles tests compare with: GPU agent i, CPU agent 0, its fine pool. */
 STUB_EXPORT uint64_t hsastub_gpu(int i)
 {
@@ -139,21 +177,24 @@ STUB_EXPORT void hsastub_dump(void)
 		if (S.lock[i].live)
 			printf("# hsastub: locked %p+%zu for %d agent(s)\n",
 			       S.lock[i].ptr, S.lock[i].size, S.lock[i].n);
+	printf("# hsastub: live: %d pool block(s), %d signal(s), %d queue(s), %d executable(s), %d reader(s)\n",
+	       stub_live("alloc"), stub_live("signal"), stub_live("queue"),
+	       stub_live("executable"), stub_live("reader"));
 	pthread_mutex_unlock(&stub_lock);
 }
 
 /*
  * HSASTUB_REPORT=file: at exit, what a program that cannot call the
  * queries (gpubuf-bench) left behind, one "key value" line each:
- * violations, first_violation, live_locks, live_allocs, live_signals,
- * copy_gpus (GPU agent indexes copies used, as a bit mask) and
- * calls_<fn> for every function called.
+ * violations, first_violation, live_locks, live_allocs, live_signals
+ * (doorbells are their queues'), copy_gpus (GPU agent indexes copies
+ * used, as a bit mask) and calls_<fn> for every function called. Also
+ * written before the stand-in aborts a wait that could never end.
  */
 __attribute__((destructor))
-static void stub_report(void)
+void stub_report(void)
 {
 	const char *path = getenv("HSASTUB_REPORT");
-	int locks = 0, allocs = 0, signals = 0;
 	FILE *f;
 
 	if (!path || !*path)
@@ -162,16 +203,11 @@ static void stub_report(void)
 	if (!f)
 		return;
 	pthread_mutex_lock(&stub_lock);
-	for (int i = 0; i < STUB_MAX_LOCKS; i++)
-		locks += S.lock[i].live;
-	for (int i = 0; i < STUB_MAX_ALLOCS; i++)
-		allocs += S.alloc[i].live;
-	for (int i = 0; i < STUB_MAX_SIGNALS; i++)
-		signals += S.signal[i].live;
 	fprintf(f, "violations %lu\nfirst_violation %s\nlive_locks %d\n"
 		"live_allocs %d\nlive_signals %d\ncopy_gpus %u\n",
-		S.violations, S.violations ? S.first_violation : "-", locks,
-		allocs, signals, S.copy_gpus);
+		S.violations, S.violations ? S.first_violation : "-",
+		stub_live("lock"), stub_live("alloc"), stub_live("signal"),
+		S.copy_gpus);
 	for (int i = 0; i < STUB_NFN; i++)
 		if (S.calls_total[i])
 			fprintf(f, "calls_%s %lu\n", stub_fn_names[i],

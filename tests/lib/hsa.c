@@ -67,6 +67,53 @@ static int no_runtime_says_exactly_why(void)
 	return T_PASS;
 }
 
+/*
+ * The view and the kernels without a runtime: no lock, so no view
+ * (-ENXIO in every build); valid operands anywhere in agent memory get
+ * the build's answer: -EOPNOTSUPP without HSA or without hipcc, else the
+ * missing runtime's -ENODEV. Nothing is dispatched, nothing changes.
+ */
+static int t_no_runtime_kernels(struct gpubuf_ctx *ctx, int want)
+{
+	struct gpubuf_hsa_matrix a = { 0x1000, 4, 4, 4, GPUBUF_DTYPE_F32,
+				       GPUBUF_ROW_MAJOR, 0, 0 };
+	struct gpubuf_hsa_matrix x = { 0x2000, 4, 1, 1, GPUBUF_DTYPE_F32,
+				       GPUBUF_ROW_MAJOR, 0, 0 };
+	struct gpubuf_hsa_matrix y = { 0x3000, 4, 1, 1, GPUBUF_DTYPE_F32,
+				       GPUBUF_ROW_MAJOR, 0, 0 };
+	struct gpubuf_hsa_matrix c = { 0x4000, 4, 4, 4, GPUBUF_DTYPE_F32,
+				       GPUBUF_ROW_MAJOR, 0, 0 };
+	struct gpubuf_hsa_matrix v = { .agent_ptr = 0xdead };
+	struct gpubuf_matrix m;
+#if defined(GPUBUF_HAVE_HSA) && !defined(GPUBUF_HAVE_HSA_KERNELS)
+	int want_launch = -EOPNOTSUPP;		/* built without hipcc */
+
+	(void)want;
+#else
+	int want_launch = want;
+#endif
+
+	T_EQ(gpubuf_matrix_alloc(ctx, GPUBUF_DTYPE_F32, 4, 4,
+				 GPUBUF_ROW_MAJOR, 0, &m), 0);
+	T_EQ(gpubuf_hsa_matrix_view(&m, 0, &v), -ENXIO);
+	T_CHECK(strstr(gpubuf_last_error(), "not locked for HSA GPU agent 0"));
+	T_EQ(v.agent_ptr, 0xdead);
+	T_EQ(gpubuf_hsa_gemv(1.0, &a, &x, 0.0, &y, 0), want_launch);
+	T_CHECK(gpubuf_last_error()[0]);
+	printf("# gpubuf_hsa_gemv: %s (%s)\n", gpubuf_strerror(want_launch),
+	       gpubuf_last_error());
+	T_EQ(gpubuf_hsa_gemm(1.0, &a, &a, 0.0, &c, 0x1234), want_launch);
+	/* An empty output is nothing to do, runtime or none... */
+	y.rows = a.rows = 0;
+	T_EQ(gpubuf_hsa_gemv(1.0, &a, &x, 0.0, &y, 0),
+	     want_launch == -EOPNOTSUPP ? -EOPNOTSUPP : 0);
+	/* ...but a bad operand is still refused first. */
+	T_EQ(gpubuf_hsa_gemm(1.0, &a, &a, 0.0, &c, 0), -EINVAL);
+	T_EQ(gpubuf_refcount(m.buf), 1);
+	gpubuf_matrix_release(&m);
+	return T_PASS;
+}
+
 static int no_runtime_every_call_fails(void)
 {
 	struct gpubuf_ctx *ctx = t_open();
@@ -88,6 +135,7 @@ static int no_runtime_every_call_fails(void)
 	/* Built with HSA, "not locked" outranks "no runtime". */
 	T_EQ(gpubuf_hsa_unlock(m.buf), want == -EOPNOTSUPP ? -EOPNOTSUPP :
 							    -ENXIO);
+	T_EQ(t_no_runtime_kernels(ctx, want), T_PASS);
 	/* The buffer is untouched and still works on the host. */
 	T_EQ(gpubuf_refcount(m.buf), 1);
 	*gpubuf_matrix_f32(&m, 3, 3) = 1.5f;
@@ -100,6 +148,7 @@ static int no_runtime_every_call_fails(void)
 /* Invalid arguments are refused before the runtime is asked anything. */
 static int bad_arguments_are_einval(void)
 {
+	struct gpubuf_hsa_matrix view = { .agent_ptr = 7 };
 	struct gpubuf_ctx *ctx = t_open();
 	struct gpubuf *buf;
 	uint64_t agent = 1;
@@ -115,6 +164,8 @@ static int bad_arguments_are_einval(void)
 	T_EQ(gpubuf_hsa_lock(buf, &agent, -1, &ap), -EINVAL);
 	T_EQ(gpubuf_hsa_lock(buf, NULL, 1, &ap), -EINVAL);
 	T_EQ(gpubuf_hsa_unlock(NULL), -EINVAL);
+	T_EQ(gpubuf_hsa_matrix_view(NULL, 0, &view), -EINVAL);
+	T_EQ(view.agent_ptr, 7);
 	T_CHECK(ap == (void *)0x1);
 	T_EQ(gpubuf_refcount(buf), 1);
 	gpubuf_unref(buf);

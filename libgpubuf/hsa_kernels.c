@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: MIT
+/*
+ * gpubuf_hsa_gemv() / gpubuf_hsa_gemm(): the embedded AMD code objects
+ * (hsa_code.h) dispatched through an HSA AQL queue.
+ *
+ * Per GPU agent, on first use and then for the life of the process (like
+ * the CUDA module cache; the runtime is never shut down), hsa_kload.c
+ * loads the code object, creates one AQL queue shared by every thread
+ * and a ring of kernarg slots; dispatches read that state without a lock.
+ *
+ * Operands are checked (kernel_args.c, the same checks as CUDA's) before
+ * the runtime is touched. Never run on AMD hardware: the dispatch path is
+ * checked against tests/hsastub only.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hsa_kernels.h"
+#include "internal.h"
+#include "kernel_args.h"
+
+#if defined(GPUBUF_HAVE_HSA) && defined(GPUBUF_HAVE_HSA_KERNELS)
+
+/* ---- dispatch ----------------------------------------------------------- */
+
+/* Headers: ordered after every earlier packet, host memory visible both ways. */
+#define GPUBUF_HSAK_HEADER(type)					\
+	(((type) << HSA_PACKET_HEADER_TYPE) |				\
+	 (1 << HSA_PACKET_HEADER_BARRIER) |				\
+	 (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_ACQUIRE_FENCE_SCOPE) | \
+	 (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_RELEASE_FENCE_SCOPE))
+
+/*
+ * Take a kernarg slot for a dispatch whose token is mine: wait until its
+ * last kernel has completed (a synchronous caller clears its own token;
+ * an asynchronous kernel's signal is waited for here and destroyed).
+ * The slot's last packet was handed over before ours could be reserved,
+ * so every wait here ends.
+ */
+static void gpubuf_hsak_claim(const struct gpubuf_hsa *hsa,
+			      _Atomic uint64_t *token, uint64_t mine)
+{
+	for (;;) {
+		uint64_t t = atomic_load_explicit(token, memory_order_acquire);
+
+		if (t == GPUBUF_HSAK_SYNC) {
+			sched_yield();
+			continue;
+		}
+		if (t != GPUBUF_HSAK_FREE)
+			while (hsa->hsa_signal_wait_scacquire((hsa_signal_t){ t },
+							      HSA_SIGNAL_CONDITION_LT,
+							      1, UINT64_MAX,
+							      HSA_WAIT_STATE_BLOCKED) >= 1)
+				;
+		if (atomic_compare_exchange_strong(token, &t, mine)) {
+			if (t != GPUBUF_HSAK_FREE)
+				hsa->hsa_signal_destroy((hsa_signal_t){ t });
+			return;
+		}
+	}
+}
+
+/* Hand a filled packet over: its first 32 bits last, atomically. */
+static void gpubuf_hsak_publish(void *pkt, uint16_t header, uint16_t setup)
+{
+	__atomic_store_n((uint32_t *)pkt, header | (uint32_t)setup << 16,
+			 __ATOMIC_RELEASE);
+}
+
+/*
+ * Kernel k with args over blocks_x x blocks_y groups of 256 work-items on
+ * agent gpu. signal 0: the kernel completes a signal of the library's
+ * own, waited for here. Else the kernel completes the caller's signal,
+ * and a barrier-AND packet behind it, which (barrier bit) starts only
+ * once the kernel has completed, completes the library's signal, the
+ * last use of that signal by the packet processor: the slot's next user
+ * may then wait for it and destroy it.
+ */
+static int gpubuf_hsak_run(int gpu, enum gpubuf_hsa_kernel k,
+			   const void *args, uint64_t blocks_x,
+			   uint64_t blocks_y, uint64_t signal)
+{
+	const struct gpubuf_hsa *hsa;
+	const struct gpubuf_hsak_agent *a;
+	hsa_kernel_dispatch_packet_t *pkt;
+	hsa_barrier_and_packet_t *bar;
+	_Atomic uint64_t *token;
+	uint64_t id, n = signal ? 2 : 1, max_blocks, ring;
+	hsa_signal_t done;
+	hsa_queue_t *q;
+	void *kernarg;
+	hsa_status_t s;
+	int err;
+
+	err = gpubuf_hsa_get(&hsa);
+	if (!err)
+		err = gpubuf_hsak_get(hsa, gpu, &a);
+	if (err)
+		return err;
+	q = a->queue;
+	ring = 2 * (uint64_t)q->size;
+	/* Grids count work-items and may not exceed grid_max in all. */
+	max_blocks = a->grid_max / GPUBUF_HSA_THREADS;
+	if (!max_blocks)
+		max_blocks = 1;
+	if (blocks_x > max_blocks)
+		blocks_x = max_blocks;
+	if (blocks_y > max_blocks / blocks_x)
+		blocks_y = max_blocks / blocks_x;
+	s = hsa->hsa_signal_create(1, 0, NULL, &done);
+	if (s != HSA_STATUS_SUCCESS)
+		return gpubuf_hsa_fail(hsa, s, "hsa_signal_create");
+	/* From here on nothing can fail: reserved packets must be filled. */
+	id = hsa->hsa_queue_add_write_index_scacq_screl(q, n);
+	while (id + n - 1 - hsa->hsa_queue_load_read_index_scacquire(q) >=
+	       q->size)
+		sched_yield();
+	token = &a->token[id % ring];
+	gpubuf_hsak_claim(hsa, token, signal ? done.handle : GPUBUF_HSAK_SYNC);
+	kernarg = a->kernarg + (id % ring) * GPUBUF_HSAK_KERNARG_SLOT;
+	memcpy(kernarg, args, gpubuf_hsa_kernels[k].kernarg_size);
+	pkt = (hsa_kernel_dispatch_packet_t *)q->base_address +
+	      (id & (q->size - 1));
+	pkt->workgroup_size_x = GPUBUF_HSA_THREADS;
+	pkt->workgroup_size_y = 1;
+	pkt->workgroup_size_z = 1;
+	pkt->reserved0 = 0;
+	pkt->grid_size_x = (uint32_t)(blocks_x * GPUBUF_HSA_THREADS);
+	pkt->grid_size_y = (uint32_t)blocks_y;
+	pkt->grid_size_z = 1;
+	pkt->private_segment_size = a->k[k].private_segment_size;
+	pkt->group_segment_size = a->k[k].group_segment_size;
+	pkt->kernel_object = a->k[k].object;
+	pkt->kernarg_address = kernarg;
+	pkt->reserved2 = 0;
+	pkt->completion_signal.handle = signal ? signal : done.handle;
+	if (signal) {
+		bar = (hsa_barrier_and_packet_t *)q->base_address +
+		      ((id + 1) & (q->size - 1));
+		/* No dependencies: the barrier bit orders it after the kernel. */
+		memset((char *)bar + 4, 0, sizeof(*bar) - 4);
+		bar->completion_signal = done;
+	}
+	gpubuf_hsak_publish(pkt, GPUBUF_HSAK_HEADER(HSA_PACKET_TYPE_KERNEL_DISPATCH),
+			    blocks_y > 1 ? 2 : 1);
+	if (signal)
+		gpubuf_hsak_publish(bar, GPUBUF_HSAK_HEADER(HSA_PACKET_TYPE_BARRIER_AND),
+				    0);
+	hsa->hsa_signal_store_screlease(q->doorbell_signal,
+					(hsa_signal_value_t)(id + n - 1));
+	if (signal)
+		return 0;	/* done now belongs to the slot */
+	/* The wait may return early (spurious wake-up): check the value. */
+	while (hsa->hsa_signal_wait_scacquire(done, HSA_SIGNAL_CONDITION_LT, 1,
+					      UINT64_MAX,
+					      HSA_WAIT_STATE_BLOCKED) >= 1)
+		;
+	hsa->hsa_signal_destroy(done);
+	atomic_store_explicit(token, GPUBUF_HSAK_FREE, memory_order_release);
+	return 0;
+}
+
+GPUBUF_EXPORT int gpubuf_hsa_gemv(double alpha,
+				  const struct gpubuf_hsa_matrix *a,
+				  const struct gpubuf_hsa_matrix *x,
+				  double beta,
+				  const struct gpubuf_hsa_matrix *y,
+				  uint64_t signal)
+{
+	GPUBUF_KEEP_ERRNO;
+	struct gpubuf_gemv_args g;
+	const struct gpubuf_hsa *hsa;
+	const struct gpubuf_hsak_agent *ag;
+	uint64_t wave, per;
+	int err;
+
+	gpubuf_error_clear();
+	err = gpubuf_hsa_gemv_args(alpha, a, x, beta, y, &g);
+	if (err || !g.m)
+		return err;
+	/* Rows per block depend on the code object's wavefront size. */
+	err = gpubuf_hsa_get(&hsa);
+	if (!err)
+		err = gpubuf_hsak_get(hsa, a->agent, &ag);
+	if (err)
+		return err;
+	wave = ag->code->wavefront_size;
+	per = gpubuf_kargs_gemv_by_cols(&g) ? wave : GPUBUF_HSA_THREADS / wave;
+	return gpubuf_hsak_run(a->agent, a->dtype == GPUBUF_DTYPE_F32 ?
+			       GPUBUF_HSA_GEMV_F32 : GPUBUF_HSA_GEMV_F64, &g,
+			       gpubuf_kargs_blocks(g.m, per,
+						   GPUBUF_HSAK_GEMV_GRID_MAX),
+			       1, signal);
+}
+
+GPUBUF_EXPORT int gpubuf_hsa_gemm(double alpha,
+				  const struct gpubuf_hsa_matrix *a,
+				  const struct gpubuf_hsa_matrix *b,
+				  double beta,
+				  const struct gpubuf_hsa_matrix *c,
+				  uint64_t signal)
+{
+	GPUBUF_KEEP_ERRNO;
+	struct gpubuf_gemm_args g;
+	int err;
+
+	gpubuf_error_clear();
+	err = gpubuf_hsa_gemm_args(alpha, a, b, beta, c, &g);
+	if (err || !g.m || !g.n)
+		return err;
+	/* Row tiles on x, column tiles on y; the kernel loops over the rest. */
+	return gpubuf_hsak_run(a->agent, a->dtype == GPUBUF_DTYPE_F32 ?
+			       GPUBUF_HSA_GEMM_F32 : GPUBUF_HSA_GEMM_F64, &g,
+			       gpubuf_kargs_blocks(g.m, GPUBUF_HSA_GEMM_TILE,
+						   UINT32_MAX / GPUBUF_HSA_THREADS),
+			       gpubuf_kargs_blocks(g.n, GPUBUF_HSA_GEMM_TILE,
+						   UINT32_MAX),
+			       signal);
+}
+
+#else /* no HSA headers or no code objects */
+
+static int gpubuf_hsak_none(void)
+{
+#ifndef GPUBUF_HAVE_HSA
+	gpubuf_error_set("libgpubuf was built without HSA support (no hsa/hsa.h at build time)");
+#else
+	gpubuf_error_set("libgpubuf was built without hipcc: no HSA kernels");
+#endif
+	return -EOPNOTSUPP;
+}
+
+/* Bad operands get the errno they get in a build with kernels. */
+GPUBUF_EXPORT int gpubuf_hsa_gemv(double alpha,
+				  const struct gpubuf_hsa_matrix *a,
+				  const struct gpubuf_hsa_matrix *x,
+				  double beta,
+				  const struct gpubuf_hsa_matrix *y,
+				  uint64_t signal)
+{
+	GPUBUF_KEEP_ERRNO;
+	struct gpubuf_gemv_args g;
+	int err;
+
+	(void)signal;
+	gpubuf_error_clear();
+	err = gpubuf_hsa_gemv_args(alpha, a, x, beta, y, &g);
+	return err ? err : gpubuf_hsak_none();
+}
+
+GPUBUF_EXPORT int gpubuf_hsa_gemm(double alpha,
+				  const struct gpubuf_hsa_matrix *a,
+				  const struct gpubuf_hsa_matrix *b,
+				  double beta,
+				  const struct gpubuf_hsa_matrix *c,
+				  uint64_t signal)
+{
+	GPUBUF_KEEP_ERRNO;
+	struct gpubuf_gemm_args g;
+	int err;
+
+	(void)signal;
+	gpubuf_error_clear();
+	err = gpubuf_hsa_gemm_args(alpha, a, b, beta, c, &g);
+	return err ? err : gpubuf_hsak_none();
+}
+
+#endif

@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Loading the embedded AMD code objects (hsa_code.h) for an HSA GPU
+ * agent, once per agent and process: the code object whose processor is
+ * the agent's ISA, a frozen executable, the kernels' descriptors and
+ * segment sizes, one AQL queue and a kernarg ring in the CPU's kernarg
+ * pool (hsa_kernels.h; hsa_kernels.c dispatches on them). Loading holds
+ * only that agent's lock and publishes the result atomically; readers
+ * take no lock. A failed load undoes everything it made.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hsa_kernels.h"
+#include "internal.h"
+
+#if defined(GPUBUF_HAVE_HSA) && defined(GPUBUF_HAVE_HSA_KERNELS)
+
+#define GPUBUF_STR(x)	#x
+#define GPUBUF_XSTR(x)	GPUBUF_STR(x)
+
+struct gpubuf_hsak_slot {
+	pthread_mutex_t lock;
+	struct gpubuf_hsak_agent *_Atomic ready;	/* &a once loaded */
+	struct gpubuf_hsak_agent a;
+};
+
+static struct {
+	pthread_once_t once;
+	struct gpubuf_hsak_slot *gpu;	/* hsa->n_gpus slots, or NULL */
+} gpubuf_hsak = { .once = PTHREAD_ONCE_INIT };
+
+/* ---- loading ------------------------------------------------------------ */
+
+struct gpubuf_hsak_isa_scan {
+	const struct gpubuf_hsa *hsa;
+	const struct gpubuf_hsa_code *match;
+	char first[96];			/* the agent's first ISA, for errors */
+	hsa_status_t err;
+};
+
+/* "amdgcn-amd-amdhsa--gfx90a:sramecc+:xnack-" serves "...--gfx90a". */
+static hsa_status_t gpubuf_hsak_isa_cb(hsa_isa_t isa, void *data)
+{
+	struct gpubuf_hsak_isa_scan *scan = data;
+	const struct gpubuf_hsa *hsa = scan->hsa;
+	uint32_t len = 0;
+	hsa_status_t s;
+	char *name;
+	size_t n;
+
+	s = hsa->hsa_isa_get_info_alt(isa, HSA_ISA_INFO_NAME_LENGTH, &len);
+	if (s != HSA_STATUS_SUCCESS)
+		return scan->err = s;
+	/* The length may or may not count the NUL: room for one more. */
+	name = calloc(1, (size_t)len + 1);
+	if (!name)
+		return scan->err = HSA_STATUS_ERROR_OUT_OF_RESOURCES;
+	s = hsa->hsa_isa_get_info_alt(isa, HSA_ISA_INFO_NAME, name);
+	if (s != HSA_STATUS_SUCCESS) {
+		free(name);
+		return scan->err = s;
+	}
+	if (!scan->first[0])
+		snprintf(scan->first, sizeof(scan->first), "%s", name);
+	n = strcspn(name, ":");
+	for (uint32_t i = 0; i < gpubuf_hsa_ncodes && !scan->match; i++)
+		if (strlen(gpubuf_hsa_codes[i].isa) == n &&
+		    !strncmp(gpubuf_hsa_codes[i].isa, name, n))
+			scan->match = &gpubuf_hsa_codes[i];
+	free(name);
+	return scan->match ? HSA_STATUS_INFO_BREAK : HSA_STATUS_SUCCESS;
+}
+
+static int gpubuf_hsak_pick(const struct gpubuf_hsa *hsa, int gpu,
+			    struct gpubuf_hsak_agent *a)
+{
+	struct gpubuf_hsak_isa_scan scan = { .hsa = hsa };
+	hsa_status_t s;
+
+	s = hsa->hsa_agent_iterate_isas(hsa->gpus[gpu], gpubuf_hsak_isa_cb,
+					&scan);
+	if (scan.err != HSA_STATUS_SUCCESS)
+		return gpubuf_hsa_fail(hsa, scan.err, "hsa_isa_get_info_alt");
+	if (s != HSA_STATUS_SUCCESS && s != HSA_STATUS_INFO_BREAK)
+		return gpubuf_hsa_fail(hsa, s, "hsa_agent_iterate_isas");
+	if (!scan.match) {
+		gpubuf_error_set("HSA GPU agent %d has ISA %s; libgpubuf carries code objects for %s only",
+				 gpu, scan.first[0] ? scan.first : "(none)",
+				 GPUBUF_XSTR(GPUBUF_HSA_ARCH_LIST));
+		return -ENOEXEC;
+	}
+	a->code = scan.match;
+	return 0;
+}
+
+struct gpubuf_hsak_pool_scan {
+	const struct gpubuf_hsa *hsa;
+	hsa_amd_memory_pool_t pool;
+};
+
+/* The CPU's kernarg pool (HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT). */
+static hsa_status_t gpubuf_hsak_pool_cb(hsa_amd_memory_pool_t pool,
+					void *data)
+{
+	struct gpubuf_hsak_pool_scan *scan = data;
+	const struct gpubuf_hsa *hsa = scan->hsa;
+	hsa_amd_segment_t segment;
+	uint32_t flags = 0;
+	hsa_status_t s;
+
+	s = hsa->hsa_amd_memory_pool_get_info(pool,
+					      HSA_AMD_MEMORY_POOL_INFO_SEGMENT,
+					      &segment);
+	if (s != HSA_STATUS_SUCCESS || segment != HSA_AMD_SEGMENT_GLOBAL)
+		return s;
+	s = hsa->hsa_amd_memory_pool_get_info(pool,
+					      HSA_AMD_MEMORY_POOL_INFO_GLOBAL_FLAGS,
+					      &flags);
+	if (s != HSA_STATUS_SUCCESS)
+		return s;
+	if (!(flags & HSA_AMD_MEMORY_POOL_GLOBAL_FLAG_KERNARG_INIT))
+		return HSA_STATUS_SUCCESS;
+	scan->pool = pool;
+	return HSA_STATUS_INFO_BREAK;
+}
+
+/* Queue and kernarg ring; on failure nothing of them is left. */
+static int gpubuf_hsak_queue(const struct gpubuf_hsa *hsa, int gpu,
+			     struct gpubuf_hsak_agent *a)
+{
+	hsa_agent_t agent = hsa->gpus[gpu];
+	struct gpubuf_hsak_pool_scan scan = { .hsa = hsa };
+	uint32_t size = GPUBUF_HSAK_QUEUE_SIZE, min = 0;
+	hsa_status_t s;
+	void *p = NULL;
+
+	s = hsa->hsa_amd_agent_iterate_memory_pools(hsa->cpu,
+						    gpubuf_hsak_pool_cb, &scan);
+	if (s != HSA_STATUS_SUCCESS && s != HSA_STATUS_INFO_BREAK)
+		return gpubuf_hsa_fail(hsa, s, "hsa_amd_agent_iterate_memory_pools");
+	if (!scan.pool.handle) {
+		gpubuf_error_set("the HSA CPU agent has no kernarg memory pool");
+		return -ENODEV;
+	}
+	s = hsa->hsa_agent_get_info(agent, HSA_AGENT_INFO_QUEUE_MIN_SIZE, &min);
+	if (s != HSA_STATUS_SUCCESS)
+		return gpubuf_hsa_fail(hsa, s, "hsa_agent_get_info(QUEUE_MIN_SIZE)");
+	while (size < min && size < (1u << 30))
+		size *= 2;
+	s = hsa->hsa_queue_create(agent, size, HSA_QUEUE_TYPE_MULTI, NULL,
+				  NULL, UINT32_MAX, UINT32_MAX, &a->queue);
+	if (s != HSA_STATUS_SUCCESS)
+		return gpubuf_hsa_fail(hsa, s, "hsa_queue_create");
+	s = hsa->hsa_amd_memory_pool_allocate(scan.pool, (size_t)a->queue->size * 2 *
+					      GPUBUF_HSAK_KERNARG_SLOT, 0, &p);
+	if (s != HSA_STATUS_SUCCESS) {
+		hsa->hsa_queue_destroy(a->queue);
+		return gpubuf_hsa_fail(hsa, s, "hsa_amd_memory_pool_allocate(kernarg)");
+	}
+	s = hsa->hsa_amd_agents_allow_access(1, &agent, NULL, p);
+	if (s != HSA_STATUS_SUCCESS) {
+		hsa->hsa_amd_memory_pool_free(p);
+		hsa->hsa_queue_destroy(a->queue);
+		return gpubuf_hsa_fail(hsa, s, "hsa_amd_agents_allow_access(kernarg)");
+	}
+	a->token = calloc((size_t)a->queue->size * 2, sizeof(*a->token));
+	if (!a->token) {
+		hsa->hsa_amd_memory_pool_free(p);
+		hsa->hsa_queue_destroy(a->queue);
+		return -ENOMEM;
+	}
+	a->kernarg = p;
+	return 0;
+}
+
+/* Each kernel's descriptor and segment sizes, checked against hsa_code.h. */
+static int gpubuf_hsak_symbols(const struct gpubuf_hsa *hsa, int gpu,
+			       struct gpubuf_hsak_agent *a)
+{
+	hsa_agent_t agent = hsa->gpus[gpu];
+	char what[96];
+	hsa_status_t s;
+
+	for (int i = 0; i < GPUBUF_HSA_NR_KERNELS; i++) {
+		const char *name = gpubuf_hsa_kernels[i].symbol;
+		hsa_executable_symbol_t sym;
+		uint32_t kernarg = 0;
+
+		snprintf(what, sizeof(what),
+			 "hsa_executable_get_symbol_by_name(%s)", name);
+		s = hsa->hsa_executable_get_symbol_by_name(a->exec, name,
+							   &agent, &sym);
+		if (s == HSA_STATUS_SUCCESS) {
+			snprintf(what, sizeof(what),
+				 "hsa_executable_symbol_get_info(%s)", name);
+			s = hsa->hsa_executable_symbol_get_info(sym,
+				HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_OBJECT,
+				&a->k[i].object);
+		}
+		if (s == HSA_STATUS_SUCCESS)
+			s = hsa->hsa_executable_symbol_get_info(sym,
+				HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_KERNARG_SEGMENT_SIZE,
+				&kernarg);
+		if (s == HSA_STATUS_SUCCESS)
+			s = hsa->hsa_executable_symbol_get_info(sym,
+				HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_GROUP_SEGMENT_SIZE,
+				&a->k[i].group_segment_size);
+		if (s == HSA_STATUS_SUCCESS)
+			s = hsa->hsa_executable_symbol_get_info(sym,
+				HSA_EXECUTABLE_SYMBOL_INFO_KERNEL_PRIVATE_SEGMENT_SIZE,
+				&a->k[i].private_segment_size);
+		if (s != HSA_STATUS_SUCCESS)
+			return gpubuf_hsa_fail(hsa, s, what);
+		/* Another layout would be filled wrongly: refuse, don't guess. */
+		if (kernarg != gpubuf_hsa_kernels[i].kernarg_size) {
+			gpubuf_error_set("%s wants %u kernarg bytes, not the %u of hsa_code.h",
+					 name, kernarg,
+					 gpubuf_hsa_kernels[i].kernarg_size);
+			return -ENOEXEC;
+		}
+	}
+	return 0;
+}
+
+static int gpubuf_hsak_load(const struct gpubuf_hsa *hsa, int gpu,
+			    struct gpubuf_hsak_agent *a)
+{
+	hsa_agent_t agent = hsa->gpus[gpu];
+	hsa_profile_t profile;
+	const char *what;
+	hsa_status_t s;
+	int err;
+
+	memset(a, 0, sizeof(*a));
+	err = gpubuf_hsak_pick(hsa, gpu, a);
+	if (err)
+		return err;
+	what = "hsa_agent_get_info(PROFILE)";
+	s = hsa->hsa_agent_get_info(agent, HSA_AGENT_INFO_PROFILE, &profile);
+	if (s == HSA_STATUS_SUCCESS) {
+		what = "hsa_agent_get_info(GRID_MAX_SIZE)";
+		s = hsa->hsa_agent_get_info(agent, HSA_AGENT_INFO_GRID_MAX_SIZE,
+					    &a->grid_max);
+	}
+	if (s != HSA_STATUS_SUCCESS)
+		return gpubuf_hsa_fail(hsa, s, what);
+	s = hsa->hsa_code_object_reader_create_from_memory(a->code->data,
+							   a->code->size,
+							   &a->reader);
+	if (s != HSA_STATUS_SUCCESS)
+		return gpubuf_hsa_fail(hsa, s,
+				       "hsa_code_object_reader_create_from_memory");
+	s = hsa->hsa_executable_create_alt(profile,
+					   HSA_DEFAULT_FLOAT_ROUNDING_MODE_DEFAULT,
+					   NULL, &a->exec);
+	if (s != HSA_STATUS_SUCCESS) {
+		err = gpubuf_hsa_fail(hsa, s, "hsa_executable_create_alt");
+		goto err_reader;
+	}
+	what = "hsa_executable_load_agent_code_object";
+	s = hsa->hsa_executable_load_agent_code_object(a->exec, agent,
+						       a->reader, NULL, NULL);
+	if (s == HSA_STATUS_SUCCESS) {
+		what = "hsa_executable_freeze";
+		s = hsa->hsa_executable_freeze(a->exec, NULL);
+	}
+	if (s != HSA_STATUS_SUCCESS) {
+		err = gpubuf_hsa_fail(hsa, s, what);
+		goto err_exec;
+	}
+	err = gpubuf_hsak_symbols(hsa, gpu, a);
+	if (!err)
+		err = gpubuf_hsak_queue(hsa, gpu, a);
+	if (!err)
+		return 0;
+err_exec:
+	hsa->hsa_executable_destroy(a->exec);
+err_reader:
+	hsa->hsa_code_object_reader_destroy(a->reader);
+	return err;
+}
+
+static void gpubuf_hsak_slots_init(void)
+{
+	const struct gpubuf_hsa *hsa;
+	struct gpubuf_hsak_slot *slots;
+
+	/* Only reached after a successful gpubuf_hsa_get(). */
+	if (gpubuf_hsa_get(&hsa))
+		return;
+	slots = calloc((size_t)hsa->n_gpus, sizeof(*slots));
+	if (!slots)
+		return;
+	for (int i = 0; i < hsa->n_gpus; i++)
+		pthread_mutex_init(&slots[i].lock, NULL);
+	gpubuf_hsak.gpu = slots;
+}
+
+int gpubuf_hsak_get(const struct gpubuf_hsa *hsa, int gpu,
+		    const struct gpubuf_hsak_agent **out)
+{
+	struct gpubuf_hsak_slot *slot;
+	int err = 0;
+
+	if (gpu < 0 || gpu >= hsa->n_gpus) {
+		gpubuf_error_set("no HSA GPU agent %d (%d present)", gpu,
+				 hsa->n_gpus);
+		return -ENODEV;
+	}
+	pthread_once(&gpubuf_hsak.once, gpubuf_hsak_slots_init);
+	if (!gpubuf_hsak.gpu)
+		return -ENOMEM;
+	slot = &gpubuf_hsak.gpu[gpu];
+	*out = atomic_load_explicit(&slot->ready, memory_order_acquire);
+	if (*out)
+		return 0;
+	pthread_mutex_lock(&slot->lock);
+	if (!atomic_load_explicit(&slot->ready, memory_order_relaxed)) {
+		err = gpubuf_hsak_load(hsa, gpu, &slot->a);
+		if (!err)
+			atomic_store_explicit(&slot->ready, &slot->a,
+					      memory_order_release);
+	}
+	pthread_mutex_unlock(&slot->lock);
+	*out = &slot->a;
+	return err;
+}
+
+#endif /* GPUBUF_HAVE_HSA && GPUBUF_HAVE_HSA_KERNELS */
