@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * gpubuf dma-buf exporter: attachments, DMA mapping, CPU access, mmap, vmap.
+ * gpubuf dma-buf exporter: DMA mappings, CPU access, mmap, vmap.
  *
  * Unlike udmabuf and the dma-buf heaps, the CPU mapping is built from struct
  * pages (VM_MIXEDMAP, never VM_PFNMAP or VM_IO): pin_user_pages(FOLL_LONGTERM)
@@ -26,20 +26,25 @@
 #include "gpubuf_compat.h"
 
 /**
- * struct gpubuf_attachment - one importer's view of a buffer
- * @dev:    the importing device
- * @sgt:    this importer's own scatter list, so DMA addresses never mix
- * @node:   entry in gpubuf_buffer.attachments
- * @mapped: @sgt is DMA-mapped for @dev (protected by gpubuf_buffer.lock)
- * @dir:    the direction @sgt was mapped with, valid while @mapped
- *          (protected by gpubuf_buffer.lock)
+ * struct gpubuf_mapping - the buffer DMA-mapped for one device and direction
+ * @dev:   the device it is mapped for
+ * @dir:   the direction it was mapped with
+ * @sgt:   its scatterlist, merged to what @dev can take in one segment
+ * @users: attachments using it (protected by gpubuf_buffer.lock)
+ * @node:  entry in gpubuf_buffer.mappings
+ *
+ * Attachments of one device in one direction share a mapping: two DRM
+ * files of a GPU importing the same buffer must not map its pages twice.
+ * Overlapping mappings of one page are outside the DMA API (with bounce
+ * buffering each would get its own copy, and syncing one would overwrite
+ * what the device wrote through the other), and DMA-API debugging says so.
  */
-struct gpubuf_attachment {
+struct gpubuf_mapping {
 	struct device *dev;
-	struct sg_table sgt;
-	struct list_head node;
-	bool mapped;
 	enum dma_data_direction dir;
+	struct sg_table sgt;
+	unsigned int users;
+	struct list_head node;
 };
 
 /*
@@ -56,74 +61,84 @@ static unsigned int gpubuf_max_segment(struct device *dev)
 	return max_t(size_t, PAGE_SIZE, rounddown(max, PAGE_SIZE));
 }
 
-static int gpubuf_dmabuf_attach(struct dma_buf *dmabuf,
-				struct dma_buf_attachment *attachment)
+static struct gpubuf_mapping *gpubuf_mapping_find(struct gpubuf_buffer *buf,
+						  struct device *dev,
+						  enum dma_data_direction dir)
 {
-	struct gpubuf_buffer *buf = dmabuf->priv;
-	struct gpubuf_attachment *a;
+	struct gpubuf_mapping *m;
+
+	list_for_each_entry(m, &buf->mappings, node) {
+		if (m->dev == dev && m->dir == dir)
+			return m;
+	}
+	return NULL;
+}
+
+/*
+ * A new mapping. Its scatterlist (one entry per segment: 64 KiB segments
+ * cost 0.05% of the buffer) is charged to the importing task's memory
+ * cgroup, like the buffer to the allocator's, and a cgroup limit fails
+ * the import rather than OOM-killing.
+ */
+static struct gpubuf_mapping *gpubuf_mapping_create(struct gpubuf_buffer *buf,
+						    struct device *dev,
+						    enum dma_data_direction dir)
+{
+	struct gpubuf_mapping *m;
 	int ret;
 
-	/*
-	 * The attachment and its scatterlist (one entry per segment: 64 KiB
-	 * segments cost 0.05% of the buffer per importer) are charged to the
-	 * importing task's memory cgroup, like the buffer to the allocator's,
-	 * and a cgroup limit fails the import rather than OOM-killing.
-	 */
-	a = kzalloc(sizeof(*a), GPUBUF_GFP_META);
-	if (!a)
-		return -ENOMEM;
-
+	m = kzalloc(sizeof(*m), GPUBUF_GFP_META);
+	if (!m)
+		return ERR_PTR(-ENOMEM);
 	/* Merged runs must respect what the importing device can take. */
-	ret = sg_alloc_table_from_pages_segment(&a->sgt, buf->pages,
+	ret = sg_alloc_table_from_pages_segment(&m->sgt, buf->pages,
 						buf->nr_pages, 0,
 						gpubuf_buffer_bytes(buf),
-						gpubuf_max_segment(attachment->dev),
+						gpubuf_max_segment(dev),
 						GPUBUF_GFP_META);
-	if (ret) {
-		kfree(a);
-		return ret;
-	}
-	a->dev = attachment->dev;
-	INIT_LIST_HEAD(&a->node);
-	attachment->priv = a;
+	if (ret)
+		goto err_free;
+	ret = dma_map_sgtable(dev, &m->sgt, dir, 0);
+	if (ret)
+		goto err_table;
+	m->dev = dev;
+	m->dir = dir;
+	m->users = 1;
+	return m;
 
-	mutex_lock(&buf->lock);
-	list_add(&a->node, &buf->attachments);
-	mutex_unlock(&buf->lock);
-	return 0;
+err_table:
+	sg_free_table(&m->sgt);
+err_free:
+	kfree(m);
+	return ERR_PTR(ret);
 }
 
-static void gpubuf_dmabuf_detach(struct dma_buf *dmabuf,
-				 struct dma_buf_attachment *attachment)
-{
-	struct gpubuf_buffer *buf = dmabuf->priv;
-	struct gpubuf_attachment *a = attachment->priv;
-
-	mutex_lock(&buf->lock);
-	list_del(&a->node);
-	mutex_unlock(&buf->lock);
-
-	sg_free_table(&a->sgt);
-	kfree(a);
-}
-
+/*
+ * attachment->priv is the mapping while the attachment is mapped. The
+ * lock is held across creating one, so a second attachment of the same
+ * device never races into a second mapping.
+ */
 static struct sg_table *
 gpubuf_dmabuf_map(struct dma_buf_attachment *attachment,
 		  enum dma_data_direction dir)
 {
 	struct gpubuf_buffer *buf = attachment->dmabuf->priv;
-	struct gpubuf_attachment *a = attachment->priv;
-	int ret;
-
-	ret = dma_map_sgtable(a->dev, &a->sgt, dir, 0);
-	if (ret)
-		return ERR_PTR(ret);
+	struct gpubuf_mapping *m;
 
 	mutex_lock(&buf->lock);
-	a->mapped = true;
-	a->dir = dir;
+	m = gpubuf_mapping_find(buf, attachment->dev, dir);
+	if (m) {
+		m->users++;
+	} else {
+		m = gpubuf_mapping_create(buf, attachment->dev, dir);
+		if (!IS_ERR(m))
+			list_add(&m->node, &buf->mappings);
+	}
 	mutex_unlock(&buf->lock);
-	return &a->sgt;
+	if (IS_ERR(m))
+		return ERR_CAST(m);
+	attachment->priv = m;
+	return &m->sgt;
 }
 
 static void gpubuf_dmabuf_unmap(struct dma_buf_attachment *attachment,
@@ -131,13 +146,20 @@ static void gpubuf_dmabuf_unmap(struct dma_buf_attachment *attachment,
 				enum dma_data_direction dir)
 {
 	struct gpubuf_buffer *buf = attachment->dmabuf->priv;
-	struct gpubuf_attachment *a = attachment->priv;
+	struct gpubuf_mapping *m = attachment->priv;
 
+	attachment->priv = NULL;
 	mutex_lock(&buf->lock);
-	a->mapped = false;
+	if (--m->users)
+		m = NULL;
+	else
+		list_del(&m->node);
 	mutex_unlock(&buf->lock);
-
-	dma_unmap_sgtable(a->dev, sgt, dir, 0);
+	if (!m)
+		return;
+	dma_unmap_sgtable(m->dev, &m->sgt, m->dir, 0);
+	sg_free_table(&m->sgt);
+	kfree(m);
 }
 
 /*
@@ -150,8 +172,8 @@ static void gpubuf_dmabuf_release(struct dma_buf *dmabuf)
 }
 
 /*
- * CPU access brackets sync every mapped attachment in the direction that
- * attachment was mapped with, not the direction of the CPU access: the
+ * CPU access brackets sync every mapping in the direction it was mapped
+ * with, not the direction of the CPU access: the
  * DMA API requires it, and with bounce buffering a read sync of a
  * DMA_TO_DEVICE mapping would copy the device's stale copy over the CPU's
  * writes. The CPU's own direction only matters for the kernel mapping.
@@ -160,16 +182,14 @@ static int gpubuf_dmabuf_begin_cpu_access(struct dma_buf *dmabuf,
 					  enum dma_data_direction dir)
 {
 	struct gpubuf_buffer *buf = dmabuf->priv;
-	struct gpubuf_attachment *a;
+	struct gpubuf_mapping *m;
 
 	mutex_lock(&buf->lock);
 	if (buf->vmap_count)
 		invalidate_kernel_vmap_range(buf->vaddr,
 					     gpubuf_buffer_bytes(buf));
-	list_for_each_entry(a, &buf->attachments, node) {
-		if (a->mapped)
-			dma_sync_sgtable_for_cpu(a->dev, &a->sgt, a->dir);
-	}
+	list_for_each_entry(m, &buf->mappings, node)
+		dma_sync_sgtable_for_cpu(m->dev, &m->sgt, m->dir);
 	mutex_unlock(&buf->lock);
 	return 0;
 }
@@ -178,15 +198,13 @@ static int gpubuf_dmabuf_end_cpu_access(struct dma_buf *dmabuf,
 					enum dma_data_direction dir)
 {
 	struct gpubuf_buffer *buf = dmabuf->priv;
-	struct gpubuf_attachment *a;
+	struct gpubuf_mapping *m;
 
 	mutex_lock(&buf->lock);
 	if (buf->vmap_count)
 		flush_kernel_vmap_range(buf->vaddr, gpubuf_buffer_bytes(buf));
-	list_for_each_entry(a, &buf->attachments, node) {
-		if (a->mapped)
-			dma_sync_sgtable_for_device(a->dev, &a->sgt, a->dir);
-	}
+	list_for_each_entry(m, &buf->mappings, node)
+		dma_sync_sgtable_for_device(m->dev, &m->sgt, m->dir);
 	mutex_unlock(&buf->lock);
 	return 0;
 }
@@ -318,8 +336,6 @@ static void gpubuf_dmabuf_vunmap(struct dma_buf *dmabuf,
 #endif
 
 static const struct dma_buf_ops gpubuf_dmabuf_ops = {
-	.attach = gpubuf_dmabuf_attach,
-	.detach = gpubuf_dmabuf_detach,
 	.map_dma_buf = gpubuf_dmabuf_map,
 	.unmap_dma_buf = gpubuf_dmabuf_unmap,
 	.release = gpubuf_dmabuf_release,

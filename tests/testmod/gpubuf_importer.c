@@ -93,6 +93,7 @@ static int importer_map(struct importer_file *f, struct importer_map *req)
 	req->nents = f->sgt->nents;
 	req->max_seg = 0;
 	req->total = 0;
+	req->first_dma = sg_dma_address(f->sgt->sgl);
 	for_each_sgtable_dma_sg(f->sgt, sg, i) {
 		req->max_seg = max_t(u64, req->max_seg, sg_dma_len(sg));
 		req->total += sg_dma_len(sg);

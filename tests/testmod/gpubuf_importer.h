@@ -25,6 +25,9 @@
  * @reserved: in, must be 0
  * @max_seg:  out, longest DMA segment in bytes
  * @total:    out, sum of the DMA segment lengths
+ * @first_dma: out, DMA address of the first segment (tells whether two
+ *            importers share one mapping: with bounce buffering, separate
+ *            mappings of the same pages get separate addresses)
  *
  * One mapping per open file; it lasts until IMPORTER_IOC_UNMAP or close.
  */
@@ -35,6 +38,7 @@ struct importer_map {
 	__u32 reserved;
 	__u64 max_seg;
 	__u64 total;
+	__u64 first_dma;
 };
 
 /* EBUSY when this file already holds a mapping; errors of the map op. */
