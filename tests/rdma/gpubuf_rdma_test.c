@@ -179,6 +179,16 @@ FIXTURE_VARIANT_ADD(rc, multi_mib) {
 
 #define RC_BUF	(10 * SZ_1M)
 
+/*
+ * rxe before 6.4 (rxe_mr_copy() walking its page-buffer maps) reads one
+ * pointer past its map array when a transfer ends on the last byte of an
+ * MR whose page count is a multiple of 256 (1 MiB of 4 KiB pages): KASAN
+ * reports it on the debug kernel. That is rxe's bug, not the mapping's;
+ * whole-MR transfers here use a length one page past such a multiple.
+ * The RC variants end short of their MRs' ends.
+ */
+#define RXE_SAFE_LEN(len)	((len) + SZ_4K)
+
 FIXTURE_SETUP(rc)
 {
 	struct why w = { "" };
@@ -267,7 +277,7 @@ FIXTURE_TEARDOWN(conn)
  */
 TEST_F_TIMEOUT(conn, mr_pins_pages_until_dereg, 300)
 {
-	const size_t len = 4 * SZ_1M, npages = len / SZ_4K;
+	const size_t len = RXE_SAFE_LEN(4 * SZ_1M), npages = len / SZ_4K;
 	struct gbuf src, dst;
 	struct why w = { "" };
 	long long base, pinned;
@@ -319,7 +329,7 @@ TEST_F_TIMEOUT(conn, mr_pins_pages_until_dereg, 300)
  */
 TEST_F_TIMEOUT(conn, fork_after_reg_mr, 300)
 {
-	const size_t len = SZ_1M;
+	const size_t len = RXE_SAFE_LEN(SZ_1M);
 	struct gbuf b, c;
 	struct why w = { "" };
 	int status;

@@ -379,7 +379,15 @@ static int cmp_double(const void *a, const void *b)
  * killed a tenth of the way into its mmap() takes. Had mmap() run to the
  * end, the last would exceed the second by most of a full mmap().
  */
-TEST(killed_mmap_ends_promptly)
+/*
+ * Fifteen mmap()s of 768 MiB: a second each on a KASAN/DEBUG_PAGEALLOC
+ * kernel, more than the harness's default 30 s in all.
+ */
+FIXTURE(slow) {};
+FIXTURE_SETUP(slow) {}
+FIXTURE_TEARDOWN(slow) {}
+
+TEST_F_TIMEOUT(slow, killed_mmap_ends_promptly, 300)
 {
 	unsigned long long buffers = gb_stat("live_buffers");
 	double full[KILL_TRIALS], mapped[KILL_TRIALS], mid[KILL_TRIALS];
