@@ -26,9 +26,8 @@ struct dma_buf;
  * @nr_chunks:   number of physically contiguous runs in @pages
  * @flags:       GPUBUF_ALLOC_* flags it was allocated with
  * @numa_node:   requested node or GPUBUF_NUMA_ANY
- * @lock:        protects @mappings, @vmap_count and @vaddr
- * @mappings:    DMA mappings, struct gpubuf_mapping (one per device and
- *               direction, shared by that device's attachments)
+ * @lock:        protects @attachments, @vmap_count and @vaddr
+ * @attachments: list of struct gpubuf_attachment
  * @vmap_count:  number of outstanding vmaps of @vaddr
  * @vaddr:       kernel virtual mapping while @vmap_count > 0
  */
@@ -39,7 +38,7 @@ struct gpubuf_buffer {
 	u64 flags;
 	int numa_node;
 	struct mutex lock; /* see @lock above */
-	struct list_head mappings;
+	struct list_head attachments;
 	unsigned int vmap_count;
 	void *vaddr;
 };

@@ -369,7 +369,7 @@ struct gpubuf_buffer *gpubuf_buffer_create(u64 size, u64 flags, int numa_node)
 	buf->flags = flags;
 	buf->numa_node = numa_node;
 	mutex_init(&buf->lock);
-	INIT_LIST_HEAD(&buf->mappings);
+	INIT_LIST_HEAD(&buf->attachments);
 
 	buf->pages = gpubuf_page_array_alloc(buf->nr_pages);
 	if (!buf->pages) {
@@ -412,7 +412,7 @@ void gpubuf_buffer_destroy(struct gpubuf_buffer *buf)
 {
 	u64 bytes = gpubuf_buffer_bytes(buf);
 
-	WARN_ON(!list_empty(&buf->mappings) || buf->vmap_count);
+	WARN_ON(!list_empty(&buf->attachments) || buf->vmap_count);
 	gpubuf_free_pages(buf->pages, buf->nr_pages);
 	kvfree(buf->pages);
 	mutex_destroy(&buf->lock);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * gpubuf dma-buf exporter: DMA mappings, CPU access, mmap, vmap.
+ * gpubuf dma-buf exporter: attachments, DMA mapping, CPU access, mmap, vmap.
  *
  * Unlike udmabuf and the dma-buf heaps, the CPU mapping is built from struct
  * pages (VM_MIXEDMAP, never VM_PFNMAP or VM_IO): pin_user_pages(FOLL_LONGTERM)
@@ -26,25 +26,33 @@
 #include "gpubuf_compat.h"
 
 /**
- * struct gpubuf_mapping - the buffer DMA-mapped for one device and direction
- * @dev:   the device it is mapped for
- * @dir:   the direction it was mapped with
- * @sgt:   its scatterlist, merged to what @dev can take in one segment
- * @users: attachments using it (protected by gpubuf_buffer.lock)
- * @node:  entry in gpubuf_buffer.mappings
+ * struct gpubuf_attachment - one importer's view of a buffer
+ * @dev:       the importing device
+ * @sgt:       its own scatterlist, built for @dev's segment limit
+ * @node:      entry in gpubuf_buffer.attachments until freed
+ * @refs:      1 while attached, plus one per attachment using this one's
+ *             DMA mapping (protected by gpubuf_buffer.lock)
+ * @map_users: attachments whose DMA mapping is @sgt, this one included;
+ *             @sgt is DMA-mapped while non-zero (gpubuf_buffer.lock)
+ * @dir:       the direction @sgt was mapped with, valid while @map_users
+ * @uses:      while mapped, the attachment whose @sgt this one maps with
  *
- * Attachments of one device in one direction share a mapping: two DRM
- * files of a GPU importing the same buffer must not map its pages twice.
- * Overlapping mappings of one page are outside the DMA API (with bounce
- * buffering each would get its own copy, and syncing one would overwrite
- * what the device wrote through the other), and DMA-API debugging says so.
+ * Attachments of one device in one direction share one DMA mapping: two
+ * DRM files of a GPU importing the same buffer must not map its pages
+ * twice. Overlapping mappings of a page are outside the DMA API (with
+ * bounce buffering each gets its own copy, and syncing one overwrites what
+ * the device wrote through the other), and DMA-API debugging says so. The
+ * mapping belongs to the attachment that made it and outlives that
+ * attachment's own unmap and detach while others use it.
  */
-struct gpubuf_mapping {
+struct gpubuf_attachment {
 	struct device *dev;
-	enum dma_data_direction dir;
 	struct sg_table sgt;
-	unsigned int users;
 	struct list_head node;
+	unsigned int refs;
+	unsigned int map_users;
+	enum dma_data_direction dir;
+	struct gpubuf_attachment *uses;
 };
 
 /*
@@ -61,84 +69,125 @@ static unsigned int gpubuf_max_segment(struct device *dev)
 	return max_t(size_t, PAGE_SIZE, rounddown(max, PAGE_SIZE));
 }
 
-static struct gpubuf_mapping *gpubuf_mapping_find(struct gpubuf_buffer *buf,
-						  struct device *dev,
-						  enum dma_data_direction dir)
+static int gpubuf_dmabuf_attach(struct dma_buf *dmabuf,
+				struct dma_buf_attachment *attachment)
 {
-	struct gpubuf_mapping *m;
+	struct gpubuf_buffer *buf = dmabuf->priv;
+	struct gpubuf_attachment *a;
+	int ret;
 
-	list_for_each_entry(m, &buf->mappings, node) {
-		if (m->dev == dev && m->dir == dir)
-			return m;
+	/*
+	 * The attachment and its scatterlist (one entry per segment: 64 KiB
+	 * segments cost 0.05% of the buffer per importer) are charged to the
+	 * importing task's memory cgroup, like the buffer to the allocator's,
+	 * and a cgroup limit fails the import rather than OOM-killing.
+	 */
+	a = kzalloc(sizeof(*a), GPUBUF_GFP_META);
+	if (!a)
+		return -ENOMEM;
+
+	/* Merged runs must respect what the importing device can take. */
+	ret = sg_alloc_table_from_pages_segment(&a->sgt, buf->pages,
+						buf->nr_pages, 0,
+						gpubuf_buffer_bytes(buf),
+						gpubuf_max_segment(attachment->dev),
+						GPUBUF_GFP_META);
+	if (ret) {
+		kfree(a);
+		return ret;
+	}
+	a->dev = attachment->dev;
+	a->refs = 1;
+	INIT_LIST_HEAD(&a->node);
+	attachment->priv = a;
+
+	mutex_lock(&buf->lock);
+	list_add(&a->node, &buf->attachments);
+	mutex_unlock(&buf->lock);
+	return 0;
+}
+
+/* Drop one reference to @a, under buf->lock; true when @a is to be freed. */
+static bool gpubuf_attachment_put(struct gpubuf_attachment *a)
+{
+	if (--a->refs)
+		return false;
+	list_del(&a->node);
+	return true;
+}
+
+static void gpubuf_attachment_free(struct gpubuf_attachment *a)
+{
+	sg_free_table(&a->sgt);
+	kfree(a);
+}
+
+static void gpubuf_dmabuf_detach(struct dma_buf *dmabuf,
+				 struct dma_buf_attachment *attachment)
+{
+	struct gpubuf_buffer *buf = dmabuf->priv;
+	struct gpubuf_attachment *a = attachment->priv;
+	bool last;
+
+	mutex_lock(&buf->lock);
+	last = gpubuf_attachment_put(a);
+	mutex_unlock(&buf->lock);
+	if (last)
+		gpubuf_attachment_free(a);
+}
+
+/* A mapped attachment of @dev in @dir whose mapping can be shared. */
+static struct gpubuf_attachment *
+gpubuf_mapping_find(struct gpubuf_buffer *buf, struct device *dev,
+		    enum dma_data_direction dir)
+{
+	struct gpubuf_attachment *o;
+
+	list_for_each_entry(o, &buf->attachments, node) {
+		if (o->map_users && o->dev == dev && o->dir == dir)
+			return o;
 	}
 	return NULL;
 }
 
 /*
- * A new mapping. Its scatterlist (one entry per segment: 64 KiB segments
- * cost 0.05% of the buffer) is charged to the importing task's memory
- * cgroup, like the buffer to the allocator's, and a cgroup limit fails
- * the import rather than OOM-killing.
- */
-static struct gpubuf_mapping *gpubuf_mapping_create(struct gpubuf_buffer *buf,
-						    struct device *dev,
-						    enum dma_data_direction dir)
-{
-	struct gpubuf_mapping *m;
-	int ret;
-
-	m = kzalloc(sizeof(*m), GPUBUF_GFP_META);
-	if (!m)
-		return ERR_PTR(-ENOMEM);
-	/* Merged runs must respect what the importing device can take. */
-	ret = sg_alloc_table_from_pages_segment(&m->sgt, buf->pages,
-						buf->nr_pages, 0,
-						gpubuf_buffer_bytes(buf),
-						gpubuf_max_segment(dev),
-						GPUBUF_GFP_META);
-	if (ret)
-		goto err_free;
-	ret = dma_map_sgtable(dev, &m->sgt, dir, 0);
-	if (ret)
-		goto err_table;
-	m->dev = dev;
-	m->dir = dir;
-	m->users = 1;
-	return m;
-
-err_table:
-	sg_free_table(&m->sgt);
-err_free:
-	kfree(m);
-	return ERR_PTR(ret);
-}
-
-/*
- * attachment->priv is the mapping while the attachment is mapped. The
- * lock is held across creating one, so a second attachment of the same
- * device never races into a second mapping.
+ * The lock is held across dma_map_sgtable(), so two attachments of one
+ * device mapping at once never make two mappings.
  */
 static struct sg_table *
 gpubuf_dmabuf_map(struct dma_buf_attachment *attachment,
 		  enum dma_data_direction dir)
 {
 	struct gpubuf_buffer *buf = attachment->dmabuf->priv;
-	struct gpubuf_mapping *m;
+	struct gpubuf_attachment *a = attachment->priv;
+	struct gpubuf_attachment *o;
+	int ret = 0;
 
 	mutex_lock(&buf->lock);
-	m = gpubuf_mapping_find(buf, attachment->dev, dir);
-	if (m) {
-		m->users++;
+	o = gpubuf_mapping_find(buf, a->dev, dir);
+	if (o) {
+		o->map_users++;
+		if (o != a)
+			o->refs++;
+	} else if (a->map_users) {
+		/*
+		 * Unmapped, then mapped again in another direction while
+		 * other attachments still use our scatterlist's mapping:
+		 * nothing to map with. Importers map in one direction.
+		 */
+		ret = -EBUSY;
 	} else {
-		m = gpubuf_mapping_create(buf, attachment->dev, dir);
-		if (!IS_ERR(m))
-			list_add(&m->node, &buf->mappings);
+		ret = dma_map_sgtable(a->dev, &a->sgt, dir, 0);
+		if (!ret) {
+			o = a;
+			o->map_users = 1;
+			o->dir = dir;
+		}
 	}
+	if (!ret)
+		a->uses = o;
 	mutex_unlock(&buf->lock);
-	if (IS_ERR(m))
-		return ERR_CAST(m);
-	attachment->priv = m;
-	return &m->sgt;
+	return ret ? ERR_PTR(ret) : &o->sgt;
 }
 
 static void gpubuf_dmabuf_unmap(struct dma_buf_attachment *attachment,
@@ -146,20 +195,20 @@ static void gpubuf_dmabuf_unmap(struct dma_buf_attachment *attachment,
 				enum dma_data_direction dir)
 {
 	struct gpubuf_buffer *buf = attachment->dmabuf->priv;
-	struct gpubuf_mapping *m = attachment->priv;
+	struct gpubuf_attachment *a = attachment->priv;
+	struct gpubuf_attachment *o;
+	bool last = false;
 
-	attachment->priv = NULL;
 	mutex_lock(&buf->lock);
-	if (--m->users)
-		m = NULL;
-	else
-		list_del(&m->node);
+	o = a->uses;
+	a->uses = NULL;
+	if (!--o->map_users)
+		dma_unmap_sgtable(o->dev, &o->sgt, o->dir, 0);
+	if (o != a)
+		last = gpubuf_attachment_put(o);
 	mutex_unlock(&buf->lock);
-	if (!m)
-		return;
-	dma_unmap_sgtable(m->dev, &m->sgt, m->dir, 0);
-	sg_free_table(&m->sgt);
-	kfree(m);
+	if (last)
+		gpubuf_attachment_free(o);
 }
 
 /*
@@ -172,8 +221,8 @@ static void gpubuf_dmabuf_release(struct dma_buf *dmabuf)
 }
 
 /*
- * CPU access brackets sync every mapping in the direction it was mapped
- * with, not the direction of the CPU access: the
+ * CPU access brackets sync every DMA mapping, once, in the direction it
+ * was mapped with, not the direction of the CPU access: the
  * DMA API requires it, and with bounce buffering a read sync of a
  * DMA_TO_DEVICE mapping would copy the device's stale copy over the CPU's
  * writes. The CPU's own direction only matters for the kernel mapping.
@@ -182,14 +231,16 @@ static int gpubuf_dmabuf_begin_cpu_access(struct dma_buf *dmabuf,
 					  enum dma_data_direction dir)
 {
 	struct gpubuf_buffer *buf = dmabuf->priv;
-	struct gpubuf_mapping *m;
+	struct gpubuf_attachment *a;
 
 	mutex_lock(&buf->lock);
 	if (buf->vmap_count)
 		invalidate_kernel_vmap_range(buf->vaddr,
 					     gpubuf_buffer_bytes(buf));
-	list_for_each_entry(m, &buf->mappings, node)
-		dma_sync_sgtable_for_cpu(m->dev, &m->sgt, m->dir);
+	list_for_each_entry(a, &buf->attachments, node) {
+		if (a->map_users)
+			dma_sync_sgtable_for_cpu(a->dev, &a->sgt, a->dir);
+	}
 	mutex_unlock(&buf->lock);
 	return 0;
 }
@@ -198,13 +249,15 @@ static int gpubuf_dmabuf_end_cpu_access(struct dma_buf *dmabuf,
 					enum dma_data_direction dir)
 {
 	struct gpubuf_buffer *buf = dmabuf->priv;
-	struct gpubuf_mapping *m;
+	struct gpubuf_attachment *a;
 
 	mutex_lock(&buf->lock);
 	if (buf->vmap_count)
 		flush_kernel_vmap_range(buf->vaddr, gpubuf_buffer_bytes(buf));
-	list_for_each_entry(m, &buf->mappings, node)
-		dma_sync_sgtable_for_device(m->dev, &m->sgt, m->dir);
+	list_for_each_entry(a, &buf->attachments, node) {
+		if (a->map_users)
+			dma_sync_sgtable_for_device(a->dev, &a->sgt, a->dir);
+	}
 	mutex_unlock(&buf->lock);
 	return 0;
 }
@@ -336,6 +389,8 @@ static void gpubuf_dmabuf_vunmap(struct dma_buf *dmabuf,
 #endif
 
 static const struct dma_buf_ops gpubuf_dmabuf_ops = {
+	.attach = gpubuf_dmabuf_attach,
+	.detach = gpubuf_dmabuf_detach,
 	.map_dma_buf = gpubuf_dmabuf_map,
 	.unmap_dma_buf = gpubuf_dmabuf_unmap,
 	.release = gpubuf_dmabuf_release,
