@@ -119,21 +119,23 @@ if [ -f libgpubuf/Makefile ]; then
 	# libgpubuf dlopen()s libdrm.so.2 and libdrm_amdgpu.so.1, so ldd of
 	# 50-lib-drm does not name them: the guest gets them from the host.
 	# A second run puts a stand-in libdrm.so.2 without libdrm's functions
-	# first on LD_LIBRARY_PATH and expects -ENODEV.
+	# first on LD_LIBRARY_PATH and expects -ENODEV. The stand-in goes to
+	# /gpubuf/drmstub through the extra-files directory (below): a host path
+	# could be under /tmp, which the guest hides under its own tmpfs.
 	drm_stub=$top/build/drmstub
 	rm -rf "$drm_stub"
 	step "stand-in libdrm.so.2 for the no-libdrm guest run builds" \
 		sh -c 'mkdir -p "$1" && ${CC:-cc} -shared -fPIC -Wl,-soname,libdrm.so.2 -o "$1/libdrm.so.2" -x c /dev/null' \
 		sh "$drm_stub" || finish
 	printf '%s\n' '#!/bin/sh' \
-		"LD_LIBRARY_PATH=$drm_stub GPUBUF_TEST_NO_LIBDRM=1 exec /gpubuf/tests/50-lib-drm" \
+		"LD_LIBRARY_PATH=/gpubuf/drmstub GPUBUF_TEST_NO_LIBDRM=1 exec /gpubuf/tests/50-lib-drm" \
 		>"$guest_tests/51-lib-drm-no-libdrm"
 	chmod +x "$guest_tests/51-lib-drm-no-libdrm"
 	drm_libs=
 	for l in libdrm.so.2 libdrm_amdgpu.so.1; do
 		drm_libs="$drm_libs $(realpath -s "$(${CC:-cc} -print-file-name=$l)")"
 	done
-	drm_host_files="$drm_libs $drm_stub/libdrm.so.2"
+	drm_host_files="$drm_libs"
 fi
 
 if [ -f tools/Makefile ]; then
@@ -156,6 +158,9 @@ if [ -f libgpubuf/Makefile ]; then
 		make -s -C libgpubuf hsastub-guest OUT="$guest_tests" \
 			LIBOUT="$top/build/guest-extra/hsastub" PREFIX_TESTS=52-hsa-stub- &&
 		export GPUBUF_VM_EXTRA_DIR="$top/build/guest-extra"
+	mkdir -p "$top/build/guest-extra/drmstub"
+	cp "$drm_stub/libdrm.so.2" "$top/build/guest-extra/drmstub/"
+	export GPUBUF_VM_EXTRA_DIR="$top/build/guest-extra"
 fi
 
 # gpubuf-bench's hsa mode on the stand-in runtime in the guest (70-tools):

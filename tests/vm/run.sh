@@ -72,6 +72,10 @@ elves=$(find "$out/root/gpubuf" -type f -perm -u+x -exec sh -c \
 for f in $elves ${GPUBUF_VM_HOST_FILES:-}; do
 	case $f in "$out"/*) ;; *)
 		[ -e "$f" ] || { echo "not ok 1 - guest file $f missing on the host"; echo "1..1"; exit 1; }
+		case $f in /tmp/*)
+			echo "not ok 1 - guest file $f: the guest mounts a tmpfs over /tmp, which would hide it"
+			echo "1..1"; exit 1 ;;
+		esac
 		carry "$f" ;;
 	esac
 	for lib in $(host_libs "$f"); do
