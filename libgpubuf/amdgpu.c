@@ -263,37 +263,23 @@ GPUBUF_EXPORT int gpubuf_amdgpu_unmap(struct gpubuf *buf, int drm_fd)
 
 #elif defined(GPUBUF_HAVE_DRM)
 
-static int gpubuf_no_amdgpu(void)
-{
-	gpubuf_error_set("libgpubuf was built without amdgpu support (no libdrm/amdgpu.h at build time)");
-	return -EOPNOTSUPP;
-}
+#define GPUBUF_NO_AMDGPU "amdgpu support (no libdrm/amdgpu.h at build time)"
 
 GPUBUF_EXPORT int gpubuf_amdgpu_map(struct gpubuf *buf, int drm_fd,
 				    uint64_t *gpu_va)
 {
 	GPUBUF_KEEP_ERRNO;
-	struct stat st;
-	int err;
 
 	gpubuf_error_clear();
-	if (!buf || !gpu_va)
-		return -EINVAL;
-	err = gpubuf_drm_check_args(buf, drm_fd, &st);
-	return err ? err : gpubuf_no_amdgpu();
+	return gpubuf_drm_refuse(buf, gpu_va, drm_fd, GPUBUF_NO_AMDGPU);
 }
 
 GPUBUF_EXPORT int gpubuf_amdgpu_unmap(struct gpubuf *buf, int drm_fd)
 {
 	GPUBUF_KEEP_ERRNO;
-	struct stat st;
-	int err;
 
 	gpubuf_error_clear();
-	if (!buf)
-		return -EINVAL;
-	err = gpubuf_drm_check_args(buf, drm_fd, &st);
-	return err ? err : gpubuf_no_amdgpu();
+	return gpubuf_drm_refuse(buf, true, drm_fd, GPUBUF_NO_AMDGPU);
 }
 
 /* No amdgpu record can exist. */

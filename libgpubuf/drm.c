@@ -54,6 +54,26 @@ int gpubuf_drm_check_args(struct gpubuf *buf, int drm_fd, struct stat *st)
 	return gpubuf_drm_check_fd(drm_fd, st);
 }
 
+/*
+ * What a build without DRM (or amdgpu) support answers: argument errors
+ * first, as a full build reports them, then -EOPNOTSUPP naming what was
+ * missing at build time.
+ */
+int gpubuf_drm_refuse(struct gpubuf *buf, bool out_ok, int drm_fd,
+		      const char *missing)
+{
+	struct stat st;
+	int err;
+
+	if (!buf || !out_ok)
+		return -EINVAL;
+	err = gpubuf_drm_check_args(buf, drm_fd, &st);
+	if (err)
+		return err;
+	gpubuf_error_set("libgpubuf was built without %s", missing);
+	return -EOPNOTSUPP;
+}
+
 #ifdef GPUBUF_HAVE_DRM
 
 #include <dlfcn.h>
@@ -305,52 +325,33 @@ void gpubuf_drm_release_all(struct gpubuf *buf)
 
 #else /* !GPUBUF_HAVE_DRM */
 
-static int gpubuf_no_drm(void)
-{
-	gpubuf_error_set("libgpubuf was built without DRM support (no xf86drm.h at build time)");
-	return -EOPNOTSUPP;
-}
+#define GPUBUF_NO_DRM "DRM support (no xf86drm.h at build time)"
 
 /* Argument errors are reported as in a DRM build, then the lack of DRM. */
 GPUBUF_EXPORT int gpubuf_drm_import(struct gpubuf *buf, int drm_fd,
 				    uint32_t *gem_handle)
 {
 	GPUBUF_KEEP_ERRNO;
-	struct stat st;
-	int err;
 
 	gpubuf_error_clear();
-	if (!buf || !gem_handle)
-		return -EINVAL;
-	err = gpubuf_drm_check_args(buf, drm_fd, &st);
-	return err ? err : gpubuf_no_drm();
+	return gpubuf_drm_refuse(buf, gem_handle, drm_fd, GPUBUF_NO_DRM);
 }
 
 GPUBUF_EXPORT int gpubuf_drm_release(struct gpubuf *buf, int drm_fd)
 {
 	GPUBUF_KEEP_ERRNO;
-	struct stat st;
-	int err;
 
 	gpubuf_error_clear();
-	if (!buf)
-		return -EINVAL;
-	err = gpubuf_drm_check_args(buf, drm_fd, &st);
-	return err ? err : gpubuf_no_drm();
+	return gpubuf_drm_refuse(buf, true, drm_fd, GPUBUF_NO_DRM);
 }
 
 GPUBUF_EXPORT int gpubuf_amdgpu_map(struct gpubuf *buf, int drm_fd,
 				    uint64_t *gpu_va)
 {
 	GPUBUF_KEEP_ERRNO;
-	struct stat st;
-	int err;
 
 	gpubuf_error_clear();
-	if (!buf || !gpu_va)
-		return -EINVAL;
-	err = gpubuf_drm_check_args(buf, drm_fd, &st);
-	return err ? err : gpubuf_no_drm();
+	return gpubuf_drm_refuse(buf, gpu_va, drm_fd, GPUBUF_NO_DRM);
 }
 
 GPUBUF_EXPORT int gpubuf_amdgpu_unmap(struct gpubuf *buf, int drm_fd)

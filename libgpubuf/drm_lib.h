@@ -7,6 +7,7 @@
 #ifndef GPUBUF_DRM_LIB_H
 #define GPUBUF_DRM_LIB_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -31,6 +32,9 @@ int gpubuf_drm_check_fd(int drm_fd, struct stat *st);
  * (-EOPNOTSUPP), then drm_fd. 0 with st filled.
  */
 int gpubuf_drm_check_args(struct gpubuf *buf, int drm_fd, struct stat *st);
+/* A build without DRM or amdgpu support: the argument errors, then -EOPNOTSUPP. */
+int gpubuf_drm_refuse(struct gpubuf *buf, bool out_ok, int drm_fd,
+		      const char *missing);
 
 #ifdef GPUBUF_HAVE_DRM
 
