@@ -133,6 +133,7 @@ uint64_t now_ns(void);
 void stats(double *v, int n, double *med, double *min, double *max);
 /* "4 KiB", "256 MiB", "1.5 GiB" */
 void fmt_size(char *buf, size_t len, uint64_t bytes);
+int gpu_host_size_check(uint64_t size, char *why, size_t len);
 /* Progress on stderr when it is a terminal and the mode runs over 1 s. */
 void progress_start(void);
 void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -337,7 +337,6 @@ static void cu_ratios(struct cuda_bench *cb, struct cu_size *s,
 static void cu_one_size(struct cuda_bench *cb, uint64_t size, int ratios)
 {
 	struct cu_size *s = calloc(1, sizeof(*s));
-	uint64_t avail = 0;
 	char why[256] = "out of memory", sz[32];
 	int k;
 
@@ -345,16 +344,8 @@ static void cu_one_size(struct cuda_bench *cb, uint64_t size, int ratios)
 	if (!s)
 		goto fail;
 	s->size = size;
-	/* Four host buffers of the size live at once. */
-	if (size < 4 * KIB) {
-		snprintf(why, sizeof(why), "%s is below the 4 KiB minimum", sz);
+	if (gpu_host_size_check(size, why, sizeof(why)))
 		goto fail;
-	}
-	if (!sys_meminfo("MemAvailable", &avail) && 4 * size > avail / 8 * 7) {
-		snprintf(why, sizeof(why),
-			 "four host buffers of %s exceed 7/8 of MemAvailable", sz);
-		goto fail;
-	}
 	cu_host_get(cb, CM_GPUBUF, s);
 	if (!s->h[CM_GPUBUF].ptr)
 		goto fail_host;

@@ -232,7 +232,6 @@ static void hm_ratios(struct hsa_bench *hb, struct hm_size *s,
 static void hm_one_size(struct hsa_bench *hb, uint64_t size, int ratios)
 {
 	struct hm_size *s = calloc(1, sizeof(*s));
-	uint64_t avail = 0;
 	char why[256] = "out of memory", sz[32];
 	hsa_status_t st;
 	int k;
@@ -241,16 +240,8 @@ static void hm_one_size(struct hsa_bench *hb, uint64_t size, int ratios)
 	if (!s)
 		goto fail;
 	s->size = size;
-	/* Four host buffers of the size live at once. */
-	if (size < 4 * KIB) {
-		snprintf(why, sizeof(why), "%s is below the 4 KiB minimum", sz);
+	if (gpu_host_size_check(size, why, sizeof(why)))
 		goto fail;
-	}
-	if (!sys_meminfo("MemAvailable", &avail) && 4 * size > avail / 8 * 7) {
-		snprintf(why, sizeof(why),
-			 "four host buffers of %s exceed 7/8 of MemAvailable", sz);
-		goto fail;
-	}
 	hm_host_get(hb, HM_GPUBUF, s);
 	if (!s->h[HM_GPUBUF].ptr) {
 		snprintf(why, sizeof(why), "%s", s->h[HM_GPUBUF].why);

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/sysinfo.h"
 #include "bench.h"
 
 volatile uint64_t bench_sink;
@@ -128,4 +129,27 @@ void result_reason(struct result *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(r->reason, sizeof(r->reason), fmt, ap);
 	va_end(ap);
+}
+
+/*
+ * The GPU modes keep four host buffers of a size at once: sizes below
+ * 4 KiB, or whose four buffers would take more than 7/8 of MemAvailable,
+ * get a reason in why and -1.
+ */
+int gpu_host_size_check(uint64_t size, char *why, size_t len)
+{
+	uint64_t avail = 0;
+	char sz[32];
+
+	fmt_size(sz, sizeof(sz), size);
+	if (size < 4 * KIB) {
+		snprintf(why, len, "%s is below the 4 KiB minimum", sz);
+		return -1;
+	}
+	if (!sys_meminfo("MemAvailable", &avail) && 4 * size > avail / 8 * 7) {
+		snprintf(why, len,
+			 "four host buffers of %s exceed 7/8 of MemAvailable", sz);
+		return -1;
+	}
+	return 0;
 }
