@@ -5,11 +5,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -96,6 +98,34 @@ static int gpubuf_handshake(struct gpubuf_ctx *ctx, char *msg, size_t len)
 	return 0;
 }
 
+/*
+ * The EACCES a user meets before joining the device's group: name that
+ * group (gpubuf when installed with its udev rule), by number if it has no
+ * name here.
+ */
+static void set_eacces_msg(char *msg, size_t len)
+{
+	struct group grp, *found = NULL;
+	char names[1024];
+	struct stat st;
+
+	if (!msg || !len)
+		return;
+	if (stat(GPUBUF_DEVICE_PATH, &st)) {
+		set_msg(msg, len, "open %s: permission denied",
+			GPUBUF_DEVICE_PATH);
+		return;
+	}
+	if (getgrgid_r(st.st_gid, &grp, names, sizeof(names), &found) || !found)
+		set_msg(msg, len,
+			"open %s: permission denied: add yourself to group %u, which owns it",
+			GPUBUF_DEVICE_PATH, (unsigned int)st.st_gid);
+	else
+		set_msg(msg, len,
+			"open %s: permission denied: add yourself to the group that owns it, '%s' (usermod -aG %s USER, then log in again)",
+			GPUBUF_DEVICE_PATH, found->gr_name, found->gr_name);
+}
+
 static int gpubuf_open_module(struct gpubuf_ctx *ctx, char *msg, size_t len)
 {
 	int err;
@@ -107,9 +137,7 @@ static int gpubuf_open_module(struct gpubuf_ctx *ctx, char *msg, size_t len)
 		if (err == ENXIO || err == ENODEV)
 			err = ENOENT;
 		if (err == EACCES)	/* the one EACCES that is the group's */
-			set_msg(msg, len,
-				"open %s: permission denied: add yourself to the group that owns %s",
-				GPUBUF_DEVICE_PATH, GPUBUF_DEVICE_PATH);
+			set_eacces_msg(msg, len);
 		else
 			set_msg(msg, len, "open %s: %s", GPUBUF_DEVICE_PATH,
 				gpubuf_strerror(-err));
