@@ -10,8 +10,20 @@
 #   make demo       gpubuf-bench host/alloc tables (in the QEMU guest when
 #                   gpubuf.ko cannot be loaded here)
 #   make lint       W=1, sparse and checkpatch --strict over kmod/
-#   make install    install the module (and udev files) for KDIR's kernel
-#   make lib        build libgpubuf (make -C libgpubuf install to install it)
+#   make install    everything: the module for KDIR's kernel, libgpubuf
+#                   (shared and static, gpubuf.h, gpubuf.pc), gpubuf-bench,
+#                   gpubuf-info, the man pages, the udev rule, the sysusers
+#                   and modules-load.d files; DESTDIR, PREFIX (/usr/local),
+#                   LIBDIR, BINDIR, INCLUDEDIR, MANDIR are honoured
+#   make uninstall  remove what make install installed (same variables)
+#   make dkms-install    as make install, but the module's source goes to
+#                   /usr/src/gpubuf-VERSION and DKMS builds it for every kernel
+#   make dkms-uninstall  remove it from DKMS and what dkms-install installed
+#   make deb        Debian packages (gpubuf-dkms, libgpubuf0, libgpubuf-dev,
+#                   gpubuf-tools) in build/deb, checked by lintian
+#   make check-install  boot a Debian 12 system in QEMU and install gpubuf
+#                   as a user would: packages, DKMS, a kernel update (slow)
+#   make lib        build libgpubuf
 #   make clean
 #
 # KDIR defaults to /lib/modules/$(uname -r)/build, or when that does not
@@ -21,8 +33,36 @@
 KVER ?=
 KDIR ?= $(shell scripts/find-kdir.sh $(KVER))
 DESTDIR ?=
+VERSION := $(strip $(shell cat VERSION))
 
-.PHONY: all module probe lint check check-kernels check-debug demo lib install modules_install clean
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+BINDIR ?= $(PREFIX)/bin
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+# udev, systemd-sysusers and systemd-modules-load read only these, whatever
+# PREFIX is.
+UDEVRULESDIR ?= /usr/lib/udev/rules.d
+SYSUSERSDIR ?= /usr/lib/sysusers.d
+MODULESLOADDIR ?= /usr/lib/modules-load.d
+DKMS_SRCDIR ?= /usr/src/gpubuf-$(VERSION)
+
+# What DKMS (and the gpubuf-dkms package) needs to build the module.
+DKMS_SOURCES := Kbuild Makefile dkms.conf VERSION \
+	$(filter-out kmod/gpubuf_compat_probed.h,$(wildcard kmod/*.c kmod/*.h)) \
+	include/uapi/linux/gpubuf.h scripts/find-kdir.sh \
+	scripts/kernel-compat-probe.sh $(wildcard scripts/compat-probes/*.c)
+
+SUBMAKE_DIRS := PREFIX=$(PREFIX) LIBDIR=$(LIBDIR) BINDIR=$(BINDIR) \
+	INCLUDEDIR=$(INCLUDEDIR) MANDIR=$(MANDIR) DESTDIR=$(DESTDIR)
+SYSTEM_FILES := $(UDEVRULESDIR)/60-gpubuf.rules $(SYSUSERSDIR)/gpubuf.conf \
+	$(MODULESLOADDIR)/gpubuf.conf $(INCLUDEDIR)/linux/gpubuf.h \
+	$(MANDIR)/man4/gpubuf.4
+
+.PHONY: all module probe lint check check-kernels check-debug check-install \
+	demo lib install uninstall modules_install install-module \
+	uninstall-module install-userspace uninstall-userspace dkms-source \
+	dkms-install dkms-uninstall post-install deb clean
 
 all: module
 
@@ -54,22 +94,82 @@ demo:
 lib:
 	$(MAKE) -C libgpubuf
 
-modules_install: module
-	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=updates modules_install
+check-install:
+	tests/install/check-install.sh
 
-install: modules_install
-	install -D -m 0644 udev/60-gpubuf.rules $(DESTDIR)/usr/lib/udev/rules.d/60-gpubuf.rules
-	install -D -m 0644 udev/gpubuf.conf $(DESTDIR)/usr/lib/sysusers.d/gpubuf.conf
-	install -D -m 0644 udev/gpubuf-modules-load.conf $(DESTDIR)/usr/lib/modules-load.d/gpubuf.conf
-	install -D -m 0644 include/uapi/linux/gpubuf.h $(DESTDIR)/usr/include/linux/gpubuf.h
-	install -D -m 0644 man/man4/gpubuf.4 $(DESTDIR)/usr/share/man/man4/gpubuf.4
+deb:
+	scripts/build-deb.sh
+
+install: install-module install-userspace post-install
+uninstall: uninstall-module uninstall-userspace post-install
+
+# The module goes to /lib/modules/KVER/updates (DESTDIR is kbuild's
+# INSTALL_MOD_PATH; kbuild runs depmod).
+modules_install install-module: module
+	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=updates \
+		INSTALL_MOD_PATH=$(DESTDIR) modules_install
+
+uninstall-module: probe
+	kver=$$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$$/\1/p' \
+		$(KDIR)/include/generated/utsrelease.h) && \
+	rm -f $(DESTDIR)/lib/modules/$$kver/updates/gpubuf.ko* && \
+	if [ -z "$(DESTDIR)" ]; then depmod -a "$$kver"; fi
+
+install-userspace:
+	$(MAKE) -C libgpubuf install $(SUBMAKE_DIRS)
+	$(MAKE) -C tools install $(SUBMAKE_DIRS)
+	install -D -m 0644 udev/60-gpubuf.rules $(DESTDIR)$(UDEVRULESDIR)/60-gpubuf.rules
+	install -D -m 0644 udev/gpubuf.conf $(DESTDIR)$(SYSUSERSDIR)/gpubuf.conf
+	install -D -m 0644 udev/gpubuf-modules-load.conf $(DESTDIR)$(MODULESLOADDIR)/gpubuf.conf
+	install -D -m 0644 include/uapi/linux/gpubuf.h $(DESTDIR)$(INCLUDEDIR)/linux/gpubuf.h
+	install -D -m 0644 man/man4/gpubuf.4 $(DESTDIR)$(MANDIR)/man4/gpubuf.4
+
+uninstall-userspace:
+	$(MAKE) -C libgpubuf uninstall $(SUBMAKE_DIRS)
+	$(MAKE) -C tools uninstall $(SUBMAKE_DIRS)
+	rm -f $(addprefix $(DESTDIR),$(SYSTEM_FILES))
+
+# On a live system (no DESTDIR): the gpubuf group before udev needs it,
+# the loader cache, udev's rules. A loaded gpubuf keeps running; the group
+# stays after uninstall, as Debian packages leave system groups.
+post-install:
+	@if [ -z "$(DESTDIR)" ]; then \
+		if [ -f $(SYSUSERSDIR)/gpubuf.conf ]; then \
+			if command -v systemd-sysusers >/dev/null; then \
+				systemd-sysusers $(SYSUSERSDIR)/gpubuf.conf; \
+			elif ! getent group gpubuf >/dev/null; then \
+				groupadd --system gpubuf; fi; fi; \
+		if command -v ldconfig >/dev/null; then ldconfig; fi; \
+		if command -v udevadm >/dev/null && [ -d /run/udev ]; then \
+			udevadm control --reload; \
+			udevadm trigger --subsystem-match=misc --sysname-match=gpubuf; fi; \
+	fi
+
+# The module's source as DKMS and the gpubuf-dkms package install it.
+dkms-source:
+	rm -rf $(DESTDIR)$(DKMS_SRCDIR)
+	install -d $(DESTDIR)$(DKMS_SRCDIR)
+	cp --parents -t $(DESTDIR)$(DKMS_SRCDIR) $(DKMS_SOURCES)
+
+dkms-install:
+	@command -v dkms >/dev/null || { echo "gpubuf: dkms-install needs dkms (apt-get install dkms)" >&2; exit 1; }
+	-dkms remove -m gpubuf -v $(VERSION) --all >/dev/null 2>&1
+	$(MAKE) dkms-source DESTDIR=
+	dkms add -m gpubuf -v $(VERSION)
+	dkms install -m gpubuf -v $(VERSION) $(if $(KVER),-k $(KVER))
+	$(MAKE) install-userspace post-install
+
+dkms-uninstall:
+	-dkms remove -m gpubuf -v $(VERSION) --all
+	rm -rf $(DKMS_SRCDIR)
+	$(MAKE) uninstall-userspace post-install
 
 clean:
 	-[ -n "$(KDIR)" ] && [ -d "$(KDIR)" ] && \
 		[ -f kmod/gpubuf_compat_probed.h ] && \
 		$(MAKE) -C $(KDIR) M=$(CURDIR) clean
-	-[ -n "$(KDIR)" ] && [ -d "$(KDIR)" ] && \
+	-[ -n "$(KDIR)" ] && [ -d "$(KDIR)" ] && [ -d tests/testmod ] && \
 		[ -f kmod/gpubuf_compat_probed.h ] && \
 		$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/testmod clean
-	$(MAKE) -C libgpubuf clean
+	[ ! -d libgpubuf ] || $(MAKE) -C libgpubuf clean
 	rm -rf build kmod/gpubuf_compat_probed.h

@@ -1,0 +1,71 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# make deb: build gpubuf's Debian packages (gpubuf-dkms, libgpubuf0,
+# libgpubuf-dev, gpubuf-tools) with dpkg-buildpackage from a clean copy of
+# the committed tree in build/deb/gpubuf-VERSION, then run lintian over
+# them. The packages and lintian's report are left in build/deb. As root,
+# installs Debian's packaging tools and the build dependencies first.
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+version=$(cat "$top/VERSION")
+out=$top/build/deb
+src=$out/gpubuf-$version
+
+if [ "$(id -u)" = 0 ]; then
+	missing=
+	for p in dpkg-dev debhelper dh-dkms lintian fakeroot build-essential; do
+		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
+			grep -q "ok installed" || missing="$missing $p"
+	done
+	export DEBIAN_FRONTEND=noninteractive
+	if [ -n "$missing" ]; then
+		echo "gpubuf: installing$missing" >&2
+		apt-get update -qq
+		# shellcheck disable=SC2086
+		apt-get install -y -qq --no-install-recommends $missing >/dev/null
+	fi
+	if ! (cd "$top" && dpkg-checkbuilddeps >/dev/null 2>&1); then
+		apt-get update -qq
+		apt-get build-dep -y -qq "$top" >/dev/null
+	fi
+fi
+
+changelog_version=$(cd "$top" && dpkg-parsechangelog -S Version)
+if [ "$changelog_version" != "$version" ]; then
+	echo "gpubuf: debian/changelog is at $changelog_version, VERSION at $version" >&2
+	exit 1
+fi
+
+rm -rf "$out"
+mkdir -p "$src"
+if git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
+	git -C "$top" ls-files -z |
+		(cd "$top" && xargs -0 cp --parents -t "$src")
+else
+	(cd "$top" && tar --exclude=./build --exclude='*/build' -cf - .) |
+		tar -C "$src" -xf -
+fi
+(cd "$src" && dpkg-buildpackage -us -uc) >"$out/build.log" 2>&1 || {
+	tail -n 40 "$out/build.log" >&2
+	echo "gpubuf: dpkg-buildpackage failed (log: $out/build.log)" >&2
+	exit 1
+}
+# What libgpubuf was built without, as its Makefile reported it.
+grep -E '^libgpubuf: .* off' "$out/build.log" | sort -u >&2 ||
+	echo "gpubuf: libgpubuf built with CUDA, HSA and DRM support" >&2
+
+changes=$out/gpubuf_${version}_$(dpkg-architecture -qDEB_HOST_ARCH).changes
+# Warnings and errors fail the build; what remains at info level is
+# listed, and each override in debian/*lintian-overrides says why.
+lintian --fail-on error,warning --info --display-level '>=info' \
+	"$changes" >"$out/lintian.txt" 2>&1 || {
+	cat "$out/lintian.txt" >&2
+	echo "gpubuf: lintian found errors or warnings" >&2
+	exit 1
+}
+sed 's/^/lintian: /' "$out/lintian.txt" >&2
+for p in gpubuf-dkms_${version}_all libgpubuf0_${version}_amd64 \
+	libgpubuf-dev_${version}_amd64 gpubuf-tools_${version}_amd64; do
+	[ -f "$out/$p.deb" ] || { echo "gpubuf: $p.deb was not built" >&2; exit 1; }
+	echo "$out/$p.deb"
+done
