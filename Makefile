@@ -34,6 +34,8 @@ KVER ?=
 KDIR ?= $(shell scripts/find-kdir.sh $(KVER))
 DESTDIR ?=
 VERSION := $(strip $(shell cat VERSION))
+KERNEL_RELEASE = $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"$$/\1/p' \
+	$(KDIR)/include/generated/utsrelease.h)
 
 PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
@@ -108,12 +110,12 @@ uninstall: uninstall-module uninstall-userspace post-install
 modules_install install-module: module
 	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=updates \
 		INSTALL_MOD_PATH=$(DESTDIR) modules_install
+	if [ -z "$(DESTDIR)" ]; then depmod -a $(KERNEL_RELEASE); fi
 
 uninstall-module: probe
-	kver=$$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$$/\1/p' \
-		$(KDIR)/include/generated/utsrelease.h) && \
-	rm -f $(DESTDIR)/lib/modules/$$kver/updates/gpubuf.ko* && \
-	if [ -z "$(DESTDIR)" ]; then depmod -a "$$kver"; fi
+	rm -f $(DESTDIR)/lib/modules/$(KERNEL_RELEASE)/updates/gpubuf.ko*
+	-rmdir $(DESTDIR)/lib/modules/$(KERNEL_RELEASE)/updates 2>/dev/null
+	if [ -z "$(DESTDIR)" ]; then depmod -a $(KERNEL_RELEASE); fi
 
 install-userspace:
 	$(MAKE) -C libgpubuf install $(SUBMAKE_DIRS)
@@ -128,6 +130,7 @@ uninstall-userspace:
 	$(MAKE) -C libgpubuf uninstall $(SUBMAKE_DIRS)
 	$(MAKE) -C tools uninstall $(SUBMAKE_DIRS)
 	rm -f $(addprefix $(DESTDIR),$(SYSTEM_FILES))
+	-rmdir $(addprefix $(DESTDIR),$(INCLUDEDIR)/linux $(MANDIR)/man4) 2>/dev/null
 
 # On a live system (no DESTDIR): the gpubuf group before udev needs it,
 # the loader cache, udev's rules. A loaded gpubuf keeps running; the group

@@ -7,7 +7,7 @@ pkgs="gcc g++ make libc6-dev perl pkgconf python3 cpio gzip xz-utils kmod
       linux-headers-amd64 linux-image-amd64 linux-source-6.1 sparse
       qemu-system-x86 busybox-static libdrm-dev libdlpack-dev dkms debootstrap
       libhsa-runtime-dev hipcc libibverbs-dev ibverbs-providers rdma-core
-      iproute2"
+      iproute2 dpkg-dev debhelper dh-dkms lintian fakeroot e2fsprogs"
 
 missing=
 for p in $pkgs; do

@@ -58,8 +58,13 @@ log "build"
 step "gpubuf.ko builds" make -s module KDIR="$kdir" || finish
 step "test modules (gpubuf_pinprobe.ko, gpubuf_fakeabi.ko) build" \
 	make -s -C "$kdir" M="$top/tests/testmod" modules || finish
-step "DKMS builds gpubuf.ko from the committed tree" \
-	tests/dkms-build.sh "$kdir"
+log "install and packages"
+tests/install/destdir.sh "$kdir" >"$results/15-install-destdir.tap" 2>&1
+if step "make deb: gpubuf-dkms, libgpubuf0, libgpubuf-dev, gpubuf-tools; lintian clean" \
+	scripts/build-deb.sh; then
+	step "DKMS builds gpubuf.ko from the gpubuf-dkms package's source" \
+		tests/dkms-build.sh "$kdir" "build/deb/gpubuf-dkms_$(cat VERSION)_all.deb"
+fi
 step "kselftest suites build" make -s -C tests/selftests OUT="$guest_tests" || finish
 # The RDMA suite links libibverbs dynamically (it dlopen()s its provider).
 step "RDMA suite builds (dynamic, libibverbs)" \

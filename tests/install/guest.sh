@@ -1,0 +1,197 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# The check-install steps, run as root inside the booted Debian system by
+# gpubuf-check.service from the second disk (mounted at $d). Each result is
+# a line "ok - ..." or "not ok - ..." (numbered by the host) in $d/out/tap.
+# Usage: guest.sh STEP...   (the host's step.sh sets VERSION and KVER)
+set -u
+d=/run/gpubuf-check
+out=$d/out
+state=/var/lib/gpubuf-check
+mkdir -p "$out" "$state"
+export DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8
+
+# Results also go to stdout, which the service sends to the console log.
+ok() { echo "ok - $*" | tee -a "$out/tap"; }
+no() { echo "not ok - $*" | tee -a "$out/tap"; }
+note() { echo "# $*" | tee -a "$out/tap"; }
+# result DESCRIPTION COMMAND...: ok when the command succeeds; otherwise
+# not ok with the command's output.
+result() {
+	desc=$1
+	shift
+	if "$@" >"$out/last.log" 2>&1; then
+		ok "$desc"
+	else
+		no "$desc"
+		sed 's/^/#   /' "$out/last.log" | tail -n 20 >>"$out/tap"
+	fi
+}
+# Every path outside the volatile trees, to compare before and after.
+list_files() {
+	find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /run \
+		-o -path /tmp -o -path /var/tmp -o -path /var/log \
+		-o -path /var/cache -o -path /var/lib/apt -o -path /var/lib/dpkg \
+		-o -path /var/lib/systemd -o -path /var/lib/dhcp -o -path "$state" \
+		-o -path /root -o -path /home \) -prune -o -print | sort
+}
+
+step_snapshot() {
+	list_files >"$state/before.list"
+	ok "snapshot of $(wc -l <"$state/before.list") paths before installing"
+}
+
+# What install left behind: paths that are new since the snapshot, not
+# owned by a package and not the updated kernel's own (its initrd and
+# module indexes are generated, not packaged).
+leftovers() {
+	list_files >"$state/after.list"
+	cat /var/lib/dpkg/info/*.list | sort -u >"$state/owned.list"
+	comm -13 "$state/before.list" "$state/after.list" |
+		comm -23 - "$state/owned.list" |
+		grep -v -F -e "${NEW_KVER:-no-new-kernel}" || true
+}
+
+step_install_debs() {
+	result "apt-get installs the four packages offline (DKMS builds gpubuf for $(uname -r))" \
+		apt-get install -y "$d"/debs/*.deb
+	cp "$out/last.log" "$out/install-debs.log"
+	grep -E 'Building module|DKMS: install completed|Installing /lib/modules' \
+		"$out/install-debs.log" | sed 's/^/# /' >>"$out/tap"
+}
+
+# Checks on the booted system: how = dkms (packages, dkms-install) or
+# make (make install).
+step_checks() {
+	how=$1
+	kver=$(uname -r)
+	result "booted kernel is $KVER" test "$kver" = "$KVER"
+	if [ "$how" = dkms ]; then
+		result "dkms status: gpubuf/$VERSION installed for $kver" \
+			sh -c "dkms status -m gpubuf -v $VERSION -k $kver | grep -E ': installed'"
+	fi
+	path=$(modinfo -n gpubuf 2>/dev/null)
+	case $how in
+	dkms) want=/lib/modules/$kver/updates/dkms/ ;;
+	*) want=/lib/modules/$kver/updates/ ;;
+	esac
+	result "gpubuf.ko for $kver is in $want ($path)" \
+		sh -c "case '$path' in $want*) exit 0;; esac; exit 1"
+	result "modinfo version is $VERSION" \
+		sh -c "test \"\$(modinfo -F version gpubuf)\" = $VERSION"
+	result "gpubuf was loaded at boot by systemd-modules-load" \
+		sh -c "grep -q '^gpubuf ' /proc/modules &&
+			journalctl -b -u systemd-modules-load --no-pager |
+			grep -q \"Inserted module 'gpubuf'\""
+	result "sysfs counters readable (live_buffers, live_bytes, peak_bytes, failed_allocs)" \
+		sh -c 'for c in live_buffers live_bytes peak_bytes failed_allocs; do
+			v=$(cat /sys/class/misc/gpubuf/$c) && echo "$c=$v" &&
+			case $v in *[!0-9]*|"") exit 1;; esac; done'
+	result "/dev/gpubuf is root:gpubuf 0660" \
+		sh -c 'test "$(stat -c "%U:%G %a" /dev/gpubuf)" = "root:gpubuf 660"'
+	usermod -aG gpubuf alice
+	result "alice (group gpubuf) runs gpubuf-info on the module backend" \
+		sh -c 'runuser -u alice -- gpubuf-info >'"$out"'/info.txt 2>&1 &&
+			grep -E "^backend +module" '"$out"'/info.txt &&
+			grep -E "^driver +$VERSION" '"$out"'/info.txt'
+	result "alice runs a short gpubuf-bench host" \
+		runuser -u alice -- gpubuf-bench host --sizes 64K --reps 2 \
+			--warmup 0 --rep-bytes 1M
+	result "the bench's buffers show in peak_bytes" \
+		sh -c 'test "$(cat /sys/class/misc/gpubuf/peak_bytes)" -gt 0'
+	result "bob (not in the group) gets EACCES naming group gpubuf" \
+		sh -c "! runuser -u bob -- gpubuf-info >$out/bob.txt 2>&1 &&
+			grep -F \"'gpubuf' (usermod -aG gpubuf USER\" $out/bob.txt"
+	result "pkg-config --cflags --libs gpubuf builds and runs the README example as alice" \
+		runuser -u alice -- sh -c "cd /tmp && cc -o matrix_dlpack \
+			$d/examples/matrix_dlpack.c \$(pkg-config --cflags --libs gpubuf) &&
+			GPUBUF_BACKEND=module ./matrix_dlpack"
+}
+
+step_kernel_update() {
+	result "apt-get install -t bookworm-backports linux-image-amd64 linux-headers-amd64 (offline)" \
+		apt-get install -y --no-download -t bookworm-backports \
+			linux-image-amd64 linux-headers-amd64
+	cp "$out/last.log" "$out/kernel-update.log"
+	new=$(ls /lib/modules | sort -V | tail -n 1)
+	echo "$new" >"$out/new-kver"
+	result "the update is a newer kernel ($new, was $(uname -r))" \
+		test "$new" != "$(uname -r)"
+	result "DKMS built and installed gpubuf for $new by itself" \
+		sh -c "dkms status -m gpubuf -v $VERSION -k $new | grep -E ': installed' &&
+			ls /lib/modules/$new/updates/dkms/gpubuf.ko*"
+}
+
+step_remove_debs() {
+	result "apt-get purge removes the four packages" \
+		apt-get purge -y gpubuf-dkms gpubuf-tools libgpubuf-dev libgpubuf0
+	cp "$out/last.log" "$out/remove-debs.log"
+	result "no gpubuf package is left in dpkg's database" \
+		sh -c '! dpkg -l "*gpubuf*" 2>/dev/null | grep -E "^(ii|rc)"'
+	common_gone
+}
+
+common_gone() {
+	result "dkms knows no gpubuf" sh -c '! dkms status | grep -i gpubuf'
+	result "no gpubuf.ko under /lib/modules" \
+		sh -c 'test -z "$(find /lib/modules -name "gpubuf.ko*")"'
+	result "/usr/src/gpubuf-$VERSION and /var/lib/dkms/gpubuf are gone" \
+		sh -c "test ! -e /usr/src/gpubuf-$VERSION -a ! -e /var/lib/dkms/gpubuf"
+	left=$(leftovers)
+	if [ -z "$left" ]; then
+		ok "nothing left behind: no new path outside packages since the snapshot"
+	else
+		no "nothing left behind: no new path outside packages since the snapshot"
+		echo "$left" | sed 's/^/#   left: /' >>"$out/tap"
+	fi
+	getent group gpubuf >/dev/null &&
+		note "group gpubuf stays, as system groups do (sysusers.d)"
+}
+
+step_make_install() {
+	rm -rf /root/gpubuf
+	cp -r "$d/src" /root/gpubuf
+	result "make install from the source tree (builds the module for $(uname -r), library and tools)" \
+		make -C /root/gpubuf install
+	cp "$out/last.log" "$out/make-install.log"
+}
+
+step_make_uninstall() {
+	result "make uninstall" make -C /root/gpubuf uninstall
+	cp "$out/last.log" "$out/make-uninstall.log"
+	rmmod gpubuf 2>/dev/null
+	common_gone
+}
+
+step_dkms_install() {
+	result "make dkms-install: DKMS builds and installs gpubuf for $(uname -r)" \
+		make -C /root/gpubuf dkms-install
+	cp "$out/last.log" "$out/dkms-install.log"
+	result "dkms status: gpubuf/$VERSION installed" \
+		sh -c "dkms status -m gpubuf -v $VERSION -k $(uname -r) | grep -E ': installed'"
+	result "modprobe gpubuf loads DKMS's module and udev hands /dev/gpubuf to group gpubuf" \
+		sh -c 'modprobe gpubuf && udevadm settle &&
+			case "$(modinfo -n gpubuf)" in
+			/lib/modules/*/updates/dkms/*) ;; *) exit 1 ;; esac &&
+			test "$(stat -c "%U:%G %a" /dev/gpubuf)" = "root:gpubuf 660"'
+	result "make dkms-uninstall" make -C /root/gpubuf dkms-uninstall
+	rmmod gpubuf 2>/dev/null
+	common_gone
+}
+
+for s in "$@"; do
+	note "step $s"
+	case $s in
+	snapshot) step_snapshot ;;
+	install-debs) step_install_debs ;;
+	checks-dkms) step_checks dkms ;;
+	checks-make) step_checks make ;;
+	kernel-update) step_kernel_update ;;
+	remove-debs) step_remove_debs ;;
+	make-install) step_make_install ;;
+	make-uninstall) step_make_uninstall ;;
+	dkms-install) step_dkms_install ;;
+	*) no "unknown step $s" ;;
+	esac
+done
+echo done >"$out/done"
