@@ -150,6 +150,13 @@ if [ -f tools/Makefile ]; then
 	# The guest runs every file in its tests directory: the tools go to
 	# /gpubuf/bin through the extra-files directory, their test to tests.
 	rm -rf "$top/build/guest-extra"
+	rm -rf "$top/build/tools-nodrm"
+	step "tools build without libdrm's drm.h, say so once, and the drm mode says why" \
+		sh -c 'make -C tools O="$1" DRM_UAPI_INCLUDE=/nonexistent >"$1.log" 2>&1 &&
+			[ "$(grep -c "drm mode off: no /nonexistent/drm.h" "$1.log")" = 1 ] &&
+			{ GPUBUF_BACKEND=memfd "$1/gpubuf-bench" drm >"$1.out" 2>&1; [ $? = 77 ]; } &&
+			grep -q "drm: unavailable: gpubuf-bench was built without libdrm" "$1.out"' \
+		sh "$top/build/tools-nodrm"
 	step "tools build static for the guest" \
 		make -s -C tools static OUT="$top/build/guest-extra/bin" || finish
 	cp tests/tools/guest.sh "$guest_tests/70-tools"

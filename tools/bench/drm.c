@@ -15,19 +15,8 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include <drm.h>
-
 #include "../common/drmdev.h"
 #include "bench.h"
-
-static const uint64_t drm_default_sizes[] = {
-	4 * KIB, 64 * KIB, 1 * MIB, 16 * MIB, 64 * MIB,
-};
-
-enum { DOP_IMPORT, DOP_CLOSE, DOP_TOTAL, DOP_COUNT };
-static const char *const dop_names[DOP_COUNT] = {
-	"prime_fd_to_handle", "gem_close", "import_close_total"
-};
 
 static struct result *drm_unavailable(struct bench *b, const char *why)
 {
@@ -38,6 +27,24 @@ static struct result *drm_unavailable(struct bench *b, const char *why)
 	result_reason(r, "%s", why);
 	return r;
 }
+
+#ifndef GPUBUF_TOOLS_HAVE_DRM
+int mode_drm(struct bench *b)
+{
+	drm_unavailable(b, "gpubuf-bench was built without libdrm's headers (drm.h from libdrm-dev)");
+	return EXIT_UNSUPPORTED;
+}
+#else
+#include <drm.h>
+
+static const uint64_t drm_default_sizes[] = {
+	4 * KIB, 64 * KIB, 1 * MIB, 16 * MIB, 64 * MIB,
+};
+
+enum { DOP_IMPORT, DOP_CLOSE, DOP_TOTAL, DOP_COUNT };
+static const char *const dop_names[DOP_COUNT] = {
+	"prime_fd_to_handle", "gem_close", "import_close_total"
+};
 
 /* Opens the requested card, or the first one answering DRM_IOCTL_VERSION. */
 static int drm_open_card(struct bench *b, struct drm_card *card,
@@ -189,3 +196,4 @@ int mode_drm(struct bench *b)
 	close(dfd);
 	return nr ? EXIT_OK : EXIT_FAIL;
 }
+#endif /* GPUBUF_TOOLS_HAVE_DRM */
