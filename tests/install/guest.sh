@@ -83,9 +83,12 @@ step_checks() {
 		sh -c "case '$path' in $want*) exit 0;; esac; exit 1"
 	result "modinfo version is $VERSION" \
 		sh -c "test \"\$(modinfo -F version gpubuf)\" = $VERSION"
+	# By syslog identifier: this early, systemd-modules-load may log
+	# through the kernel's log, which carries no unit name.
 	result "gpubuf was loaded at boot by systemd-modules-load" \
 		sh -c "grep -q '^gpubuf ' /proc/modules &&
-			journalctl -b -u systemd-modules-load --no-pager |
+			journalctl -b --no-pager -t systemd-modules-load |
+			tee $out/modules-load.txt |
 			grep -q \"Inserted module 'gpubuf'\""
 	result "sysfs counters readable (live_buffers, live_bytes, peak_bytes, failed_allocs)" \
 		sh -c 'for c in live_buffers live_bytes peak_bytes failed_allocs; do
