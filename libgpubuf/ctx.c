@@ -118,7 +118,7 @@ static void set_eacces_msg(char *msg, size_t len)
 	}
 	if (getgrgid_r(st.st_gid, &grp, names, sizeof(names), &found) || !found)
 		set_msg(msg, len,
-			"open %s: permission denied: add yourself to group %u, which owns it",
+			"open %s: permission denied: add yourself to the group that owns it, gid %u (it has no name here)",
 			GPUBUF_DEVICE_PATH, (unsigned int)st.st_gid);
 	else
 		set_msg(msg, len,

@@ -92,8 +92,13 @@ boot() {
 	esac
 	case " $* " in *" make-install "*)
 		mkdir -p "$b/data/src"
-		git -C "$top" ls-files -z |
-			(cd "$top" && xargs -0 cp --parents -t "$b/data/src") ;;
+		if git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
+			git -C "$top" ls-files -z |
+				(cd "$top" && xargs -0 cp --parents -t "$b/data/src")
+		else
+			(cd "$top" && tar --exclude=./build --exclude='*/build' -cf - .) |
+				tar -C "$b/data/src" -xf -
+		fi ;;
 	esac
 	{
 		echo "export VERSION=$version KVER=$kver NEW_KVER=${new_kver:-}"

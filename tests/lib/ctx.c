@@ -267,7 +267,7 @@ static int module_open_eacces_names_group(void)
 		snprintf(want, sizeof(want), "'%s' (usermod -aG %s USER",
 			 grp->gr_name, grp->gr_name);
 	else
-		snprintf(want, sizeof(want), "group %u,",
+		snprintf(want, sizeof(want), "gid %u (it has no name here)",
 			 (unsigned int)st.st_gid);
 	fflush(stdout);
 	pid = fork();
