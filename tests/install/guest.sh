@@ -60,7 +60,7 @@ step_install_debs() {
 	result "apt-get installs the four packages offline (DKMS builds gpubuf for $(uname -r))" \
 		apt-get install -y "$d"/debs/*.deb
 	cp "$out/last.log" "$out/install-debs.log"
-	grep -E 'Building module|DKMS: install completed|Installing /lib/modules' \
+	grep -E 'Building for|Installing to|Creating group' \
 		"$out/install-debs.log" | sed 's/^/# /' >>"$out/tap"
 }
 
