@@ -33,9 +33,14 @@
 KVER ?=
 KDIR ?= $(shell scripts/find-kdir.sh $(KVER))
 DESTDIR ?=
+# Sub-makes run in other directories (kbuild in KDIR): a relative DESTDIR
+# would land in each of them.
+override DESTDIR := $(if $(DESTDIR),$(abspath $(DESTDIR)))
 VERSION := $(strip $(shell cat VERSION))
-KERNEL_RELEASE = $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"$$/\1/p' \
-	$(KDIR)/include/generated/utsrelease.h)
+# KVER, else KDIR's, else the running kernel's (uninstall after the
+# headers are gone).
+KERNEL_RELEASE = $(or $(KVER),$(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"$$/\1/p' \
+	$(KDIR)/include/generated/utsrelease.h 2>/dev/null),$(shell uname -r))
 
 PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
@@ -64,7 +69,7 @@ SYSTEM_FILES := $(UDEVRULESDIR)/60-gpubuf.rules $(SYSUSERSDIR)/gpubuf.conf \
 .PHONY: all module probe lint check check-kernels check-debug check-install \
 	demo lib install uninstall modules_install install-module \
 	uninstall-module install-userspace uninstall-userspace dkms-source \
-	dkms-install dkms-uninstall post-install deb clean
+	dkms-install dkms-uninstall dkms-not-packaged post-install deb clean
 
 all: module
 
@@ -102,17 +107,20 @@ check-install:
 deb:
 	scripts/build-deb.sh
 
-install: install-module install-userspace post-install
-uninstall: uninstall-module uninstall-userspace post-install
+# post-install last, also under make -j.
+install: install-module install-userspace
+	$(MAKE) post-install
+uninstall: uninstall-module uninstall-userspace
+	$(MAKE) post-install
 
 # The module goes to /lib/modules/KVER/updates (DESTDIR is kbuild's
-# INSTALL_MOD_PATH; kbuild runs depmod).
+# INSTALL_MOD_PATH); depmod on a live system.
 modules_install install-module: module
 	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=updates \
 		INSTALL_MOD_PATH=$(DESTDIR) modules_install
 	if [ -z "$(DESTDIR)" ]; then depmod -a $(KERNEL_RELEASE); fi
 
-uninstall-module: probe
+uninstall-module:
 	rm -f $(DESTDIR)/lib/modules/$(KERNEL_RELEASE)/updates/gpubuf.ko*
 	-rmdir $(DESTDIR)/lib/modules/$(KERNEL_RELEASE)/updates 2>/dev/null
 	if [ -z "$(DESTDIR)" ]; then depmod -a $(KERNEL_RELEASE); fi
@@ -153,6 +161,12 @@ dkms-source:
 	rm -rf $(DESTDIR)$(DKMS_SRCDIR)
 	install -d $(DESTDIR)$(DKMS_SRCDIR)
 	cp --parents -t $(DESTDIR)$(DKMS_SRCDIR) $(DKMS_SOURCES)
+
+# Not over the gpubuf-dkms package's copy of the same source.
+DKMS_OWNED = $(shell dpkg -S $(DKMS_SRCDIR) 2>/dev/null | cut -d: -f1)
+dkms-install dkms-uninstall: dkms-not-packaged
+dkms-not-packaged:
+	@if [ -n "$(DKMS_OWNED)" ]; then echo "gpubuf: $(DKMS_SRCDIR) belongs to package $(DKMS_OWNED); use apt to install or remove it" >&2; exit 1; fi
 
 dkms-install:
 	@command -v dkms >/dev/null || { echo "gpubuf: dkms-install needs dkms (apt-get install dkms)" >&2; exit 1; }

@@ -106,8 +106,10 @@ static int gpubuf_handshake(struct gpubuf_ctx *ctx, char *msg, size_t len)
 static void set_eacces_msg(char *msg, size_t len)
 {
 	struct group grp, *found = NULL;
-	char names[1024];
+	size_t size = 1024;
+	char *names = NULL;
 	struct stat st;
+	int err = 0;
 
 	if (!msg || !len)
 		return;
@@ -116,7 +118,17 @@ static void set_eacces_msg(char *msg, size_t len)
 			GPUBUF_DEVICE_PATH);
 		return;
 	}
-	if (getgrgid_r(st.st_gid, &grp, names, sizeof(names), &found) || !found)
+	/* A group with many members needs more room than the first guess. */
+	do {
+		char *more = realloc(names, size);
+
+		if (!more)
+			break;
+		names = more;
+		err = getgrgid_r(st.st_gid, &grp, names, size, &found);
+		size *= 2;
+	} while (err == ERANGE && size <= (1u << 20));
+	if (!found)
 		set_msg(msg, len,
 			"open %s: permission denied: add yourself to the group that owns it, gid %u (it has no name here)",
 			GPUBUF_DEVICE_PATH, (unsigned int)st.st_gid);
@@ -124,6 +136,7 @@ static void set_eacces_msg(char *msg, size_t len)
 		set_msg(msg, len,
 			"open %s: permission denied: add yourself to the group that owns it, '%s' (usermod -aG %s USER, then log in again)",
 			GPUBUF_DEVICE_PATH, found->gr_name, found->gr_name);
+	free(names);
 }
 
 static int gpubuf_open_module(struct gpubuf_ctx *ctx, char *msg, size_t len)

@@ -51,8 +51,12 @@ fi
 	exit 1
 }
 # What libgpubuf was built without, as its Makefile reported it.
-grep -E '^libgpubuf: .* off' "$out/build.log" | sort -u >&2 ||
+off=$(grep -E '^libgpubuf: .* off' "$out/build.log" | sort -u)
+if [ -n "$off" ]; then
+	echo "$off" >&2
+else
 	echo "gpubuf: libgpubuf built with CUDA, HSA and DRM support" >&2
+fi
 
 changes=$out/gpubuf_${version}_$(dpkg-architecture -qDEB_HOST_ARCH).changes
 # Warnings and errors fail the build; what remains at info level is

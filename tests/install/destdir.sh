@@ -93,7 +93,8 @@ layout() {
 	else
 		emit 0 "$name: make uninstall $vars" "$work/$name-uninstall.log"
 	fi
-	(cd "$dest" && find . -type f -o -type l) >"$work/$name.left"
+	(cd "$dest" && find . -type f -o -type l) |
+		grep -v "^\./lib/modules/$kver/modules\." >"$work/$name.left"
 	if [ ! -s "$work/$name.left" ]; then
 		emit 1 "$name: make uninstall leaves no file"
 	else

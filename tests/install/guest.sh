@@ -69,7 +69,9 @@ step_install_debs() {
 step_checks() {
 	how=$1
 	kver=$(uname -r)
-	result "booted kernel is $KVER" test "$kver" = "$KVER"
+	# After the kernel update the host must have booted the new kernel.
+	want=${NEW_KVER:-$KVER}
+	result "booted kernel is $want" test "$kver" = "$want"
 	if [ "$how" = dkms ]; then
 		result "dkms status: gpubuf/$VERSION installed for $kver" \
 			sh -c "dkms status -m gpubuf -v $VERSION -k $kver | grep -E ': installed'"

@@ -24,7 +24,7 @@ mkdir -p "$dir"
 root=$dir/root
 log=$dir/image.log
 umount "$root/proc" 2>/dev/null || true
-rm -rf "$root" "$dir"/base-*.img
+rm -rf --one-file-system "$root" "$dir"/base-*.img
 echo "gpubuf: building the check-install image (debootstrap, log: $log)" >&2
 debootstrap --variant=minbase \
 	--include=systemd,systemd-sysv,udev,dbus,apparmor,kmod,initramfs-tools,dkms,linux-image-amd64,linux-headers-amd64,gcc,libc6-dev,make,pkgconf,libdlpack-dev,fakeroot,procps,sudo,e2fsprogs \
