@@ -37,14 +37,7 @@ if [ "$changelog_version" != "$version" ]; then
 fi
 
 rm -rf "$out"
-mkdir -p "$src"
-if git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
-	git -C "$top" ls-files -z |
-		(cd "$top" && xargs -0 cp --parents -t "$src")
-else
-	(cd "$top" && tar --exclude=./build --exclude='*/build' -cf - .) |
-		tar -C "$src" -xf -
-fi
+"$top/scripts/export-tree.sh" "$src"
 (cd "$src" && dpkg-buildpackage -us -uc) >"$out/build.log" 2>&1 || {
 	tail -n 40 "$out/build.log" >&2
 	echo "gpubuf: dpkg-buildpackage failed (log: $out/build.log)" >&2

@@ -14,16 +14,7 @@ tests_dir=$1
 shift
 mirror=${GPUBUF_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 matrix=${GPUBUF_MATRIX_DIR:-/var/tmp/gpubuf-matrix}
-n=0
-emit() { # ok text [log]
-	n=$((n + 1))
-	if [ "$1" = 1 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		[ -n "${3:-}" ] && sed 's/^/# /' "$3" | tail -n 30
-	fi
-}
+. "$top/tests/tap-emit.sh"
 
 for suite in "$@"; do
 	root=$matrix/$suite
@@ -45,8 +36,7 @@ for suite in "$@"; do
 	kdir=${kdir#"$root"}
 
 	rm -rf "$root/src"
-	mkdir -p "$root/src"
-	git -C "$top" ls-files -z | (cd "$top" && xargs -0 cp --parents -t "$root/src")
+	"$top/scripts/export-tree.sh" "$root/src"
 	# objtool of newer kernels reads /proc.
 	mountpoint -q "$root/proc" || mount -t proc proc "$root/proc"
 	chroot "$root" sh -c "cd /src && make module W=1 KDIR=$kdir && \

@@ -25,19 +25,8 @@ dir=${GPUBUF_INSTALL_DIR:-/var/tmp/gpubuf-install}
 work=$dir/work
 version=$(cat "$top/VERSION")
 timeout_s=${GPUBUF_INSTALL_TIMEOUT:-1800}
-n=0
-failed=0
 start=$(date +%s)
-
-emit() { # 1|0 text
-	n=$((n + 1))
-	if [ "$1" = 1 ]; then
-		echo "ok $n - $2"
-	else
-		failed=$((failed + 1))
-		echo "not ok $n - $2"
-	fi
-}
+. "$top/tests/tap-emit.sh"
 finish() {
 	echo "1..$n"
 	echo "# check-install took $(($(date +%s) - start)) s"
@@ -91,14 +80,7 @@ boot() {
 		xargs cp -t "$b/data/debs" <"$work/debs.list" ;;
 	esac
 	case " $* " in *" make-install "*)
-		mkdir -p "$b/data/src"
-		if git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
-			git -C "$top" ls-files -z |
-				(cd "$top" && xargs -0 cp --parents -t "$b/data/src")
-		else
-			(cd "$top" && tar --exclude=./build --exclude='*/build' -cf - .) |
-				tar -C "$b/data/src" -xf -
-		fi ;;
+		"$top/scripts/export-tree.sh" "$b/data/src" ;;
 	esac
 	{
 		echo "export VERSION=$version KVER=$kver NEW_KVER=${new_kver:-}"

@@ -13,15 +13,13 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 version=$(cat "$top/VERSION")
 kver=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$kdir/include/generated/utsrelease.h")
 work=$top/build/destdir-test
-n=0
-emit() { # 1|0 text [detail-file]
-	n=$((n + 1))
-	if [ "$1" = 1 ]; then
-		echo "ok $n - $2"
-	else
-		echo "not ok $n - $2"
-		[ -n "${3:-}" ] && sed 's/^/# /' "$3" | tail -n 30
-	fi
+. "$top/tests/tap-emit.sh"
+
+# Files (and links) under DIR, relative, sorted; depmod's indexes are not
+# the install's own.
+installed_files() {
+	(cd "$1" && find . -type f -o -type l) | sed 's|^\./||' |
+		grep -v "^lib/modules/$kver/modules\." | sort
 }
 
 # expected PREFIX LIBDIR: the files make install must write, sorted.
@@ -60,8 +58,7 @@ layout() {
 		return
 	fi
 	expected "$prefix" "$libdir" >"$work/$name.want"
-	(cd "$dest" && find . -type f -o -type l) | sed 's|^\./||' |
-		grep -v "^lib/modules/$kver/modules\." | sort >"$work/$name.got"
+	installed_files "$dest" >"$work/$name.got"
 	if diff -u "$work/$name.want" "$work/$name.got" >"$work/$name.diff"; then
 		emit 1 "$name: installs exactly the $(wc -l <"$work/$name.want") expected files"
 	else
@@ -93,8 +90,7 @@ layout() {
 	else
 		emit 0 "$name: make uninstall $vars" "$work/$name-uninstall.log"
 	fi
-	(cd "$dest" && find . -type f -o -type l) |
-		grep -v "^\./lib/modules/$kver/modules\." >"$work/$name.left"
+	installed_files "$dest" >"$work/$name.left"
 	if [ ! -s "$work/$name.left" ]; then
 		emit 1 "$name: make uninstall leaves no file"
 	else

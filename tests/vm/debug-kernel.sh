@@ -54,8 +54,7 @@ ln -s "$linux" "$root/kdir"
 
 # gpubuf and the probe, from the committed tree, against this kernel.
 rm -rf "$work/gpubuf"
-mkdir -p "$work/gpubuf"
-git -C "$top" ls-files -z | (cd "$top" && xargs -0 cp --parents -t "$work/gpubuf")
+"$top/scripts/export-tree.sh" "$work/gpubuf"
 (cd "$work/gpubuf" && make module KDIR="$linux" &&
 	make -C "$linux" M="$work/gpubuf/tests/testmod" modules) >"$work/gpubuf.log" 2>&1 ||
 	fail "gpubuf.ko build against the debug kernel" "$work/gpubuf.log"
