@@ -11,6 +11,7 @@
 #include <linux/dma-buf.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/scatterlist.h>
 
 #include "gpubuf_compat_probed.h"
 
@@ -45,5 +46,26 @@ static inline void gpubuf_vm_flags_set(struct vm_area_struct *vma,
 #define gpubuf_kmap dma_buf_map
 #define gpubuf_kmap_set_vaddr dma_buf_map_set_vaddr
 #endif
+
+/*
+ * A table of @nr_pages pages whose merged runs stay within @max_segment.
+ * Before 5.15 the segment bound is only offered by the lower-level call;
+ * its chaining arguments stay unused.
+ */
+static inline int gpubuf_sg_alloc_table(struct sg_table *sgt,
+					struct page **pages,
+					unsigned int nr_pages,
+					unsigned long size,
+					unsigned int max_segment, gfp_t gfp)
+{
+#ifdef GPUBUF_HAVE_SG_ALLOC_TABLE_FROM_PAGES_SEGMENT
+	return sg_alloc_table_from_pages_segment(sgt, pages, nr_pages, 0, size,
+						 max_segment, gfp);
+#else
+	return PTR_ERR_OR_ZERO(__sg_alloc_table_from_pages(sgt, pages, nr_pages,
+							   0, size, max_segment,
+							   NULL, 0, gfp));
+#endif
+}
 
 #endif /* GPUBUF_COMPAT_H */

@@ -87,11 +87,10 @@ static int gpubuf_dmabuf_attach(struct dma_buf *dmabuf,
 		return -ENOMEM;
 
 	/* Merged runs must respect what the importing device can take. */
-	ret = sg_alloc_table_from_pages_segment(&a->sgt, buf->pages,
-						buf->nr_pages, 0,
-						gpubuf_buffer_bytes(buf),
-						gpubuf_max_segment(attachment->dev),
-						GPUBUF_GFP_META);
+	ret = gpubuf_sg_alloc_table(&a->sgt, buf->pages, buf->nr_pages,
+				    gpubuf_buffer_bytes(buf),
+				    gpubuf_max_segment(attachment->dev),
+				    GPUBUF_GFP_META);
 	if (ret) {
 		kfree(a);
 		return ret;

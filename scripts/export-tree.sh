@@ -6,8 +6,9 @@
 # Usage: export-tree.sh DEST
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
-dest=$1
-mkdir -p "$dest"
+mkdir -p "$1"
+# Absolute: the copy below runs from the top of the tree.
+dest=$(cd "$1" && pwd)
 if git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
 	git -C "$top" ls-files -z | (cd "$top" && xargs -0 cp --parents -t "$dest")
 else

@@ -446,30 +446,18 @@ TEST_F_TIMEOUT(conn, libgpubuf_matrix_tile, 300)
 
 /*
  * Control: the same call on a VM_PFNMAP mapping is refused, as gpubuf's
- * design notes say every FOLL_LONGTERM pin is. vgem's dumb-buffer mapping
- * is PFNMAP only on some kernels: check before relying on it.
+ * design notes say every FOLL_LONGTERM pin is. The mapping comes from
+ * gpubuf_pinprobe.ko, PFNMAP on every kernel (vgem's is on some only).
  */
 TEST_F(conn, pfnmap_mapping_refused)
 {
-	uint64_t size = 0;
+	const size_t size = PINPROBE_PFNMAP_BYTES;
 	struct ibv_mr *mr;
-	int vgem, handle, pf;
 	void *p;
 
-	vgem = vgem_open();
-	ASSERT_LE(0, vgem) TH_LOG("no vgem device: %s", strerror(-vgem));
-	handle = vgem_dumb(vgem, 1024, 256, &size);
-	ASSERT_LE(0, handle);
-	p = vgem_mmap_handle(vgem, handle, size);
-	ASSERT_NE(MAP_FAILED, p);
+	p = gb_pfnmap_control(size);
+	ASSERT_NE(MAP_FAILED, p) TH_LOG("PFNMAP control mapping: %s", strerror(errno));
 	memset(p, 0x5a, size);
-	pf = gb_vma_has_flag(p, "pf");
-	ASSERT_LE(0, pf);
-	if (!pf) {
-		munmap(p, size);
-		close(vgem);
-		SKIP(return, "vgem's mapping is not VM_PFNMAP on this kernel: no control");
-	}
 	errno = 0;
 	mr = ibv_reg_mr(self->rc.pd, p, size, MR_ACCESS);
 	EXPECT_EQ(NULL, mr);
@@ -477,8 +465,6 @@ TEST_F(conn, pfnmap_mapping_refused)
 	if (mr)
 		ibv_dereg_mr(mr);
 	munmap(p, size);
-	vgem_close_handle(vgem, handle);
-	close(vgem);
 }
 
 /*

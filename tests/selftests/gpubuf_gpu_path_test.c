@@ -6,7 +6,6 @@
  * cuMemHostRegister does) and hmm_range_fault() (what KFD userptr does) on
  * the mapping, with a PFNMAP mapping as the control that must be refused.
  */
-#include "../testmod/gpubuf_pinprobe.h"
 #include "gpubuf_helpers.h"
 #include "kselftest_harness.h"
 
@@ -104,23 +103,13 @@ TEST_F(mapped, hmm_range_fault_like_kfd_userptr)
 
 TEST(pfnmap_control_is_refused)
 {
-	uint64_t size = 0;
-	int vgem = vgem_open();
-	int handle;
-	void *p;
+	const size_t len = PINPROBE_PFNMAP_BYTES;
+	void *p = gb_pfnmap_control(len);
 
-	ASSERT_LE(0, vgem) TH_LOG("vgem is loaded by the test bed");
-	handle = vgem_dumb(vgem, 512, 512, &size);
-	ASSERT_LE(0, handle);
-	p = vgem_mmap_handle(vgem, handle, size);
-	ASSERT_NE(MAP_FAILED, p);
-	memset(p, 1, size);
-	/* The control only proves something if the mapping really is PFNMAP. */
-	ASSERT_EQ(1, gb_vma_has_flag(p, "pf"));
-	EXPECT_EQ(-EFAULT, probe_run(PINPROBE_OP_PIN_LONGTERM, p, size, NULL));
-	munmap(p, size);
-	vgem_close_handle(vgem, handle);
-	close(vgem);
+	ASSERT_NE(MAP_FAILED, p) TH_LOG("PFNMAP control mapping: %s", strerror(errno));
+	memset(p, 1, len);
+	EXPECT_EQ(-EFAULT, probe_run(PINPROBE_OP_PIN_LONGTERM, p, len, NULL));
+	munmap(p, len);
 }
 
 TEST(prime_import_into_vgem)

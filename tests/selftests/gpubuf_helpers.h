@@ -24,6 +24,8 @@
 #include <linux/dma-buf.h>
 #include <linux/gpubuf.h>
 
+#include "../testmod/gpubuf_pinprobe.h"
+
 #define SZ_4K	(4096ULL)
 #define SZ_1M	(1ULL << 20)
 #define GPUBUF_SYSFS	"/sys/class/misc/gpubuf/"
@@ -213,16 +215,6 @@ static inline int vgem_dumb(int vgem, uint32_t width, uint32_t height,
 	return c.handle;
 }
 
-static inline void *vgem_mmap_handle(int vgem, uint32_t handle, size_t size)
-{
-	struct drm_mode_map_dumb m = { .handle = handle };
-
-	if (gb_ioctl(vgem, DRM_IOCTL_MODE_MAP_DUMB, &m))
-		return MAP_FAILED;
-	return mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, vgem,
-		    m.offset);
-}
-
 static inline int vgem_export(int vgem, uint32_t handle)
 {
 	struct drm_prime_handle p = { .handle = handle,
@@ -274,6 +266,29 @@ static inline int gb_vma_has_flag(const void *addr, const char *flag)
 	}
 	fclose(f);
 	return found;
+}
+
+/*
+ * A VM_PFNMAP mapping of @len bytes (at most PINPROBE_PFNMAP_BYTES) from
+ * gpubuf_pinprobe.ko: the control every long-term pin must refuse. The
+ * mapping is checked to really be PFNMAP. MAP_FAILED with errno set on
+ * failure.
+ */
+static inline void *gb_pfnmap_control(size_t len)
+{
+	int fd = open(PINPROBE_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	void *p;
+
+	if (fd < 0)
+		return MAP_FAILED;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p != MAP_FAILED && gb_vma_has_flag(p, "pf") != 1) {
+		munmap(p, len);
+		errno = ENOTSUP;
+		return MAP_FAILED;
+	}
+	return p;
 }
 
 #endif /* GPUBUF_TEST_HELPERS_H */

@@ -5,7 +5,9 @@
  *   pin_user_pages_fast(FOLL_WRITE | FOLL_LONGTERM)  NVIDIA cuMemHostRegister
  *   hmm_range_fault()                                 amdgpu/KFD userptr
  * and returns a checksum read through the pages obtained, so the test can
- * tell that the kernel reached the very pages userspace wrote.
+ * tell that the kernel reached the very pages userspace wrote. Its mmap()
+ * is the control: a VM_PFNMAP mapping, which both calls must refuse, on
+ * every kernel (DRM drivers' mappings are PFNMAP on some kernels only).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -21,17 +23,29 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
+#include "gpubuf_compat_probed.h"
 #include "gpubuf_pinprobe.h"
 
 /* Enough for any test range; keeps the page array a single allocation. */
 #define PINPROBE_MAX_PAGES	(64UL << (20 - PAGE_SHIFT))
 
+/* Pages behind the PFNMAP control mapping, one allocation at load. */
+static struct page *pinprobe_pfnmap_pages;
+
+/* kmap_local_page() is 5.11 on; kmap_atomic() serves older kernels. */
 static u64 pinprobe_page_word(struct page *page)
 {
+#ifdef GPUBUF_HAVE_KMAP_LOCAL_PAGE
 	u64 *vaddr = kmap_local_page(page);
 	u64 word = READ_ONCE(*vaddr);
 
 	kunmap_local(vaddr);
+#else
+	u64 *vaddr = kmap_atomic(page);
+	u64 word = READ_ONCE(*vaddr);
+
+	kunmap_atomic(vaddr);
+#endif
 	return word;
 }
 
@@ -162,9 +176,22 @@ static long pinprobe_ioctl(struct file *file, unsigned int cmd,
 	return copy_to_user(ureq, &req, sizeof(req)) ? -EFAULT : 0;
 }
 
+/* remap_pfn_range() makes the vma VM_PFNMAP | VM_IO, what GUP refuses. */
+static int pinprobe_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	unsigned long len = vma->vm_end - vma->vm_start;
+
+	if (vma->vm_pgoff || len > PINPROBE_PFNMAP_BYTES)
+		return -EINVAL;
+	return remap_pfn_range(vma, vma->vm_start,
+			       page_to_pfn(pinprobe_pfnmap_pages), len,
+			       vma->vm_page_prot);
+}
+
 static const struct file_operations pinprobe_fops = {
 	.owner = THIS_MODULE,
 	.unlocked_ioctl = pinprobe_ioctl,
+	.mmap = pinprobe_mmap,
 	.llseek = noop_llseek,
 };
 
@@ -175,7 +202,30 @@ static struct miscdevice pinprobe_misc = {
 	.mode = 0600,
 };
 
-module_misc_device(pinprobe_misc);
+static int __init pinprobe_init(void)
+{
+	int ret;
+
+	pinprobe_pfnmap_pages = alloc_pages(GFP_KERNEL | __GFP_ZERO,
+					    get_order(PINPROBE_PFNMAP_BYTES));
+	if (!pinprobe_pfnmap_pages)
+		return -ENOMEM;
+	ret = misc_register(&pinprobe_misc);
+	if (ret)
+		__free_pages(pinprobe_pfnmap_pages,
+			     get_order(PINPROBE_PFNMAP_BYTES));
+	return ret;
+}
+
+/* No mapping is left: each holds the file, which holds this module. */
+static void __exit pinprobe_exit(void)
+{
+	misc_deregister(&pinprobe_misc);
+	__free_pages(pinprobe_pfnmap_pages, get_order(PINPROBE_PFNMAP_BYTES));
+}
+
+module_init(pinprobe_init);
+module_exit(pinprobe_exit);
 
 MODULE_DESCRIPTION("gpubuf test probe: long-term GUP pin and HMM fault on a user range");
 MODULE_LICENSE("GPL");
