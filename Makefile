@@ -88,7 +88,7 @@ lint: probe
 check:
 	tests/check.sh
 
-KERNEL_SUITES ?= trixie sid
+KERNEL_SUITES ?= bullseye trixie sid
 check-kernels:
 	GPUBUF_KERNEL_SUITES="$(KERNEL_SUITES)" tests/check.sh
 

@@ -23,6 +23,7 @@
 #include <linux/gpubuf.h>
 
 #include "gpubuf.h"
+#include "gpubuf_compat.h"
 
 /*
  * High orders are opportunistic: no direct reclaim or compaction stalls and
@@ -209,6 +210,7 @@ static void gpubuf_free_pages(struct page **pages, unsigned long nr_pages)
 	while (i < nr_pages) {
 		unsigned int order = compound_order(pages[i]);
 
+		gpubuf_page_prepare_free(pages[i]);
 		__free_pages(pages[i], order);
 		i += 1UL << order;
 		cond_resched();
@@ -240,6 +242,7 @@ static struct page *gpubuf_alloc_chunk(int nid, bool strict,
 			page = alloc_pages_node(nid, strict ?
 						gfp | __GFP_THISNODE : gfp, order);
 		if (page) {
+			gpubuf_page_make_mappable(page);
 			*order_idx = i;
 			return page;
 		}

@@ -68,4 +68,33 @@ static inline int gpubuf_sg_alloc_table(struct sg_table *sgt,
 #endif
 }
 
+/*
+ * Until 5.11 a page charged to a memory cgroup (__GFP_ACCOUNT) carries the
+ * Kmemcg page type, kept in the field that counts the page's mappings, and
+ * vm_insert_page() refuses typed pages with EINVAL: a buffer allocated in
+ * any cgroup but the root one could not be mapped. The type is dropped
+ * while the buffer lives and put back just before its pages are freed,
+ * when nothing maps them any more, because the free path uncharges by it.
+ */
+static inline void gpubuf_page_make_mappable(struct page *page)
+{
+#if defined(GPUBUF_HAVE_PAGE_KMEMCG_TYPE) && defined(CONFIG_MEMCG)
+	/*
+	 * What __ClearPageKmemcg() does (a set bit is a cleared type). Only a
+	 * kmem charge sets mem_cgroup on a page of ours.
+	 */
+	if (page->mem_cgroup)
+		page->page_type |= PG_kmemcg;
+#endif
+}
+
+static inline void gpubuf_page_prepare_free(struct page *page)
+{
+#if defined(GPUBUF_HAVE_PAGE_KMEMCG_TYPE) && defined(CONFIG_MEMCG)
+	/* What __SetPageKmemcg() does. */
+	if (page->mem_cgroup)
+		page->page_type &= ~PG_kmemcg;
+#endif
+}
+
 #endif /* GPUBUF_COMPAT_H */

@@ -21,7 +21,10 @@
 #if defined(__has_include)
 #if __has_include(<dlpack/dlpack.h>)
 #include <dlpack/dlpack.h>
+/* The names used here (kDLCUDA, kDLComplex, ...) are DLPack 0.6's. */
+#if defined(DLPACK_MAJOR_VERSION) || DLPACK_VERSION >= 60
 #define GPUBUF_HAVE_DLPACK 1
+#endif
 #endif
 #endif
 

@@ -40,10 +40,13 @@ int gpubuf_drm_refuse(struct gpubuf *buf, bool out_ok, int drm_fd,
 
 #include <xf86drm.h>
 
-/* libdrm.so.2 entry points; CloseBufferHandle may be NULL (before 2.4.109). */
+/*
+ * libdrm.so.2 entry points. CloseBufferHandle may be NULL (before 2.4.109),
+ * and is spelled out because older libdrm headers do not declare it.
+ */
 struct gpubuf_drm_api {
 	__typeof__(drmPrimeFDToHandle) *PrimeFDToHandle;
-	__typeof__(drmCloseBufferHandle) *CloseBufferHandle;
+	int (*CloseBufferHandle)(int fd, uint32_t handle);
 	__typeof__(drmGetVersion) *GetVersion;
 	__typeof__(drmFreeVersion) *FreeVersion;
 	__typeof__(drmIoctl) *Ioctl;

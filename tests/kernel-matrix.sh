@@ -51,13 +51,24 @@ for suite in "$@"; do
 	fi
 	# The library with this suite's toolchain; apt is a no-op once installed.
 	chroot "$root" sh -c "apt-get install -y -qq --no-install-recommends \
-		gcc g++ libc6-dev libdlpack-dev libdrm-dev pkgconf python3 &&
-		gcc --version | head -n 1 &&
-		make -s --no-print-directory -C /src/libgpubuf check" >"$log.lib" 2>&1
+		gcc g++ libc6-dev libdlpack-dev libdrm-dev pkgconf python3" >"$log.lib" 2>&1
+	# libgpubuf uses DLPack 0.6's names; a suite with an older dlpack.h
+	# (bullseye: 0.2) gets bookworm's header package, headers only.
+	dlpack_note=
+	if ! grep -Eq '^#define DLPACK_(VERSION ([6-9][0-9]|[1-9][0-9][0-9])|MAJOR_VERSION)' \
+		"$root/usr/include/dlpack/dlpack.h" 2>/dev/null; then
+		(cd "$root/tmp" && { apt-get download -q libdlpack-dev ||
+			{ apt-get update -qq && apt-get download -q libdlpack-dev; }; } &&
+			chroot "$root" sh -c 'dpkg -i /tmp/libdlpack-dev_*.deb') >>"$log.lib" 2>&1
+		dlpack_note=" and bookworm's DLPack"
+	fi
+	chroot "$root" sh -c "gcc --version | head -n 1 &&
+		make -s --no-print-directory -C /src/libgpubuf check" >"$log.lib.run" 2>&1
 	st=$?
+	cat "$log.lib.run" >>"$log.lib"
 	umount "$root/proc" 2>/dev/null
 	emit "$([ $st = 0 ] && echo 1 || echo 0)" \
-		"$suite: libgpubuf host tests with $(head -n 1 "$log.lib" | grep -o 'gcc.*' || echo 'the suite compiler'): $(tail -n 1 "$log.lib")" "$log.lib"
+		"$suite: libgpubuf host tests with $(head -n 1 "$log.lib.run" | grep -o 'gcc.*' || echo 'the suite compiler')$dlpack_note: $(tail -n 1 "$log.lib.run")" "$log.lib"
 	grep -h '^#define' "$root/src/kmod/gpubuf_compat_probed.h" | sed "s/^/# $suite: /"
 
 	GPUBUF_VM_SYSROOT=$root GPUBUF_VM_KO_DIR=$root/src \

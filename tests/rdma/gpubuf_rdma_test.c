@@ -280,8 +280,9 @@ TEST_F_TIMEOUT(conn, mr_pins_pages_until_dereg, 300)
 	const size_t len = RXE_SAFE_LEN(4 * SZ_1M), npages = len / SZ_4K;
 	struct gbuf src, dst;
 	struct why w = { "" };
-	long long base, pinned;
+	long long base, pinned, after_dereg;
 	uint64_t dst_addr;
+	int i;
 	uint32_t dst_rkey;
 
 	ASSERT_EQ(0, gbuf_alloc(&w, &src, len)) TH_LOG("%s", w.text);
@@ -316,6 +317,19 @@ TEST_F_TIMEOUT(conn, mr_pins_pages_until_dereg, 300)
 	EXPECT_EQ(-1, check(src.p, len, 7));
 
 	EXPECT_EQ(0, ibv_dereg_mr(dst.mr));
+	after_dereg = pins_now() - base;
+	/*
+	 * rxe of 5.10 keeps a reference to the MR its responder last served
+	 * until the QP is destroyed: the pin goes with the QP there, at
+	 * dereg elsewhere. Either way it goes whole, and nothing stays.
+	 */
+	if (after_dereg)
+		TH_LOG("%lld pages still pinned after dereg: held by the QP", after_dereg);
+	EXPECT_TRUE(after_dereg == 0 || after_dereg == npages);
+	for (i = 0; i < 2; i++) {
+		ibv_destroy_qp(self->rc.qp[i]);
+		self->rc.qp[i] = NULL;
+	}
 	EXPECT_EQ(0, pins_now() - base);
 	gbuf_free(&src);
 	EXPECT_EQ(0, gb_stat("live_buffers"));

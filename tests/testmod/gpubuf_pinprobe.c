@@ -32,7 +32,6 @@
 /* Pages behind the PFNMAP control mapping, one allocation at load. */
 static struct page *pinprobe_pfnmap_pages;
 
-/* kmap_local_page() is 5.11 on; kmap_atomic() serves older kernels. */
 static u64 pinprobe_page_word(struct page *page)
 {
 #ifdef GPUBUF_HAVE_KMAP_LOCAL_PAGE
@@ -40,13 +39,12 @@ static u64 pinprobe_page_word(struct page *page)
 	u64 word = READ_ONCE(*vaddr);
 
 	kunmap_local(vaddr);
-#else
-	u64 *vaddr = kmap_atomic(page);
-	u64 word = READ_ONCE(*vaddr);
-
-	kunmap_atomic(vaddr);
-#endif
 	return word;
+#else
+	/* Before 5.11, on 64-bit kernels, which map all memory. */
+	BUILD_BUG_ON(IS_ENABLED(CONFIG_HIGHMEM));
+	return READ_ONCE(*(u64 *)page_address(page));
+#endif
 }
 
 static int pinprobe_pin(unsigned long addr, unsigned long nr_pages,

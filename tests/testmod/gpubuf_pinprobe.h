@@ -37,7 +37,7 @@ struct pinprobe_req {
  * mmap() of the device, offset 0, up to this many bytes: a VM_PFNMAP
  * mapping of kernel pages, the control both probes must refuse.
  */
-#define PINPROBE_PFNMAP_BYTES	(1UL << 20)
+#define PINPROBE_PFNMAP_BYTES	(1024UL * 1024)
 
 #define PINPROBE_IOC_RUN	_IOWR(0xB9, 0x01, struct pinprobe_req)
 
