@@ -59,8 +59,21 @@ GPUBUF_EXPORT const char *gpubuf_strerror(int err)
 	case ENOEXEC:
 		return "GPU runtime cannot load the library's kernels for this device";
 	}
-#ifdef __GLIBC__
+#if defined(__GLIBC__) && __GLIBC_PREREQ(2, 32)
 	s = strerrordesc_np(err);
+#elif defined(__GLIBC__)
+	{
+		/*
+		 * glibc before 2.32: GNU strerror_r() returns the same static
+		 * text for a known errno and writes the buffer only for an
+		 * unknown one, which is answered below like everywhere else.
+		 */
+		char unknown[64];
+
+		s = strerror_r(err, unknown, sizeof(unknown));
+		if (s == unknown)
+			s = NULL;
+	}
 #endif
 	return s ? s : "unknown error";
 }
