@@ -35,16 +35,18 @@ static inline void gpubuf_vm_flags_set(struct vm_area_struct *vma,
 
 /*
  * The vmap op takes a struct iosys_map since 5.18 and a struct dma_buf_map
- * from 5.11; older kernels get no vmap op (importers then use the sg_table).
+ * from 5.11; before, it returns the address (NULL on failure).
  */
 #if defined(GPUBUF_HAVE_IOSYS_MAP)
-#define GPUBUF_HAVE_VMAP_OP 1
 #define gpubuf_kmap iosys_map
 #define gpubuf_kmap_set_vaddr iosys_map_set_vaddr
 #elif defined(GPUBUF_HAVE_DMA_BUF_MAP)
-#define GPUBUF_HAVE_VMAP_OP 1
 #define gpubuf_kmap dma_buf_map
 #define gpubuf_kmap_set_vaddr dma_buf_map_set_vaddr
+#elif defined(GPUBUF_HAVE_VMAP_RETURNS_VADDR)
+#define GPUBUF_VMAP_OP_RETURNS_VADDR 1
+#else
+#error "gpubuf: no known dma_buf_ops.vmap signature (see scripts/compat-probes)"
 #endif
 
 /*

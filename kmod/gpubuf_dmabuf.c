@@ -351,39 +351,60 @@ static int gpubuf_dmabuf_mmap(struct dma_buf *dmabuf,
 	return gpubuf_mmap_populate(vma, buf->pages + vma->vm_pgoff);
 }
 
-#ifdef GPUBUF_HAVE_VMAP_OP
-static int gpubuf_dmabuf_vmap(struct dma_buf *dmabuf, struct gpubuf_kmap *map)
+/* One kernel mapping per buffer, shared by every vmap user; NULL on failure. */
+static void *gpubuf_vmap_get(struct gpubuf_buffer *buf)
 {
-	struct gpubuf_buffer *buf = dmabuf->priv;
-	int ret = 0;
+	void *vaddr = NULL;
 
 	mutex_lock(&buf->lock);
 	if (!buf->vmap_count) {
 		buf->vaddr = vmap(buf->pages, buf->nr_pages, VM_MAP,
 				  PAGE_KERNEL);
-		if (!buf->vaddr) {
-			ret = -ENOMEM;
+		if (!buf->vaddr)
 			goto out_unlock;
-		}
 	}
 	buf->vmap_count++;
-	gpubuf_kmap_set_vaddr(map, buf->vaddr);
+	vaddr = buf->vaddr;
 out_unlock:
 	mutex_unlock(&buf->lock);
-	return ret;
+	return vaddr;
 }
 
-static void gpubuf_dmabuf_vunmap(struct dma_buf *dmabuf,
-				 struct gpubuf_kmap *map)
+static void gpubuf_vmap_put(struct gpubuf_buffer *buf)
 {
-	struct gpubuf_buffer *buf = dmabuf->priv;
-
 	mutex_lock(&buf->lock);
 	if (!WARN_ON(!buf->vmap_count) && !--buf->vmap_count) {
 		vunmap(buf->vaddr);
 		buf->vaddr = NULL;
 	}
 	mutex_unlock(&buf->lock);
+}
+
+#ifdef GPUBUF_VMAP_OP_RETURNS_VADDR
+static void *gpubuf_dmabuf_vmap(struct dma_buf *dmabuf)
+{
+	return gpubuf_vmap_get(dmabuf->priv);
+}
+
+static void gpubuf_dmabuf_vunmap(struct dma_buf *dmabuf, void *vaddr)
+{
+	gpubuf_vmap_put(dmabuf->priv);
+}
+#else
+static int gpubuf_dmabuf_vmap(struct dma_buf *dmabuf, struct gpubuf_kmap *map)
+{
+	void *vaddr = gpubuf_vmap_get(dmabuf->priv);
+
+	if (!vaddr)
+		return -ENOMEM;
+	gpubuf_kmap_set_vaddr(map, vaddr);
+	return 0;
+}
+
+static void gpubuf_dmabuf_vunmap(struct dma_buf *dmabuf,
+				 struct gpubuf_kmap *map)
+{
+	gpubuf_vmap_put(dmabuf->priv);
 }
 #endif
 
@@ -396,10 +417,8 @@ static const struct dma_buf_ops gpubuf_dmabuf_ops = {
 	.begin_cpu_access = gpubuf_dmabuf_begin_cpu_access,
 	.end_cpu_access = gpubuf_dmabuf_end_cpu_access,
 	.mmap = gpubuf_dmabuf_mmap,
-#ifdef GPUBUF_HAVE_VMAP_OP
 	.vmap = gpubuf_dmabuf_vmap,
 	.vunmap = gpubuf_dmabuf_vunmap,
-#endif
 };
 
 /**

@@ -54,6 +54,78 @@ static void importer_unmap_attachment(struct dma_buf_attachment *a,
 #endif
 }
 
+/* dma_buf_vmap() in its three generations: 0 with map->vaddr, or an errno. */
+#ifdef GPUBUF_VMAP_OP_RETURNS_VADDR
+struct importer_kmap {
+	void *vaddr;
+};
+
+static int importer_vmap_buf(struct dma_buf *dmabuf, struct importer_kmap *map)
+{
+	map->vaddr = dma_buf_vmap(dmabuf);
+	return map->vaddr ? 0 : -ENOMEM;
+}
+
+static void importer_vunmap_buf(struct dma_buf *dmabuf,
+				struct importer_kmap *map)
+{
+	dma_buf_vunmap(dmabuf, map->vaddr);
+}
+#else
+#define importer_kmap gpubuf_kmap
+
+static int importer_vmap_buf(struct dma_buf *dmabuf, struct importer_kmap *map)
+{
+#ifdef GPUBUF_HAVE_DMA_BUF_VMAP_UNLOCKED
+	return dma_buf_vmap_unlocked(dmabuf, map);
+#else
+	return dma_buf_vmap(dmabuf, map);
+#endif
+}
+
+static void importer_vunmap_buf(struct dma_buf *dmabuf,
+				struct importer_kmap *map)
+{
+#ifdef GPUBUF_HAVE_DMA_BUF_VMAP_UNLOCKED
+	dma_buf_vunmap_unlocked(dmabuf, map);
+#else
+	dma_buf_vunmap(dmabuf, map);
+#endif
+}
+#endif
+
+static int importer_vmap(struct importer_vmap *req)
+{
+	struct importer_kmap map = { 0 };
+	struct dma_buf *dmabuf;
+	size_t i, n;
+	u64 *words;
+	int ret;
+
+	dmabuf = dma_buf_get(req->fd);
+	if (IS_ERR(dmabuf))
+		return PTR_ERR(dmabuf);
+	ret = importer_vmap_buf(dmabuf, &map);
+	if (ret)
+		goto out_put;
+	ret = dma_buf_begin_cpu_access(dmabuf, DMA_BIDIRECTIONAL);
+	if (ret)
+		goto out_vunmap;
+	words = map.vaddr;
+	n = dmabuf->size / sizeof(*words);
+	req->sum = 0;
+	for (i = 0; i < n; i++)
+		req->sum += READ_ONCE(words[i]);
+	for (i = 0; i < n; i++)
+		WRITE_ONCE(words[i], req->seed + i);
+	ret = dma_buf_end_cpu_access(dmabuf, DMA_BIDIRECTIONAL);
+out_vunmap:
+	importer_vunmap_buf(dmabuf, &map);
+out_put:
+	dma_buf_put(dmabuf);
+	return ret;
+}
+
 static void importer_release_locked(struct importer_file *f)
 {
 	lockdep_assert_held(&f->lock);
@@ -113,10 +185,21 @@ static long importer_ioctl(struct file *file, unsigned int cmd,
 			   unsigned long arg)
 {
 	struct importer_file *f = file->private_data;
+	struct importer_vmap vreq;
 	struct importer_map req;
 	int ret;
 
 	switch (cmd) {
+	case IMPORTER_IOC_VMAP:
+		if (copy_from_user(&vreq, (void __user *)arg, sizeof(vreq)))
+			return -EFAULT;
+		if (vreq.reserved)
+			return -EINVAL;
+		ret = importer_vmap(&vreq);
+		if (ret)
+			return ret;
+		return copy_to_user((void __user *)arg, &vreq, sizeof(vreq)) ?
+		       -EFAULT : 0;
 	case IMPORTER_IOC_MAP:
 		if (copy_from_user(&req, (void __user *)arg, sizeof(req)))
 			return -EFAULT;

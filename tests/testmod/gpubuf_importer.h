@@ -46,4 +46,23 @@ struct importer_map {
 /* Unmap and detach; ENOENT when nothing is mapped. */
 #define IMPORTER_IOC_UNMAP	_IO(0xBA, 0x02)
 
+/**
+ * struct importer_vmap - read and write a whole dma-buf through dma_buf_vmap()
+ * @fd:       in, the dma-buf
+ * @reserved: in, must be 0
+ * @seed:     in, after reading, 64-bit word i is set to @seed + i
+ * @sum:      out, sum of the 64-bit words read before writing
+ *
+ * Bracketed by begin/end_cpu_access (bidirectional), as a driver would.
+ */
+struct importer_vmap {
+	__s32 fd;
+	__u32 reserved;
+	__u64 seed;
+	__u64 sum;
+};
+
+/* Errors of dma_buf_get(), of the vmap op (ENOMEM) and of the syncs. */
+#define IMPORTER_IOC_VMAP	_IOWR(0xBA, 0x03, struct importer_vmap)
+
 #endif /* GPUBUF_IMPORTER_H */
