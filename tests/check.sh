@@ -41,7 +41,10 @@ finish() {
 }
 
 log "dependencies"
-step "Debian packages installed" scripts/install-deps.sh || finish
+# make check-kernels and check-debug need more than make check.
+deps_targets="check${GPUBUF_KERNEL_SUITES:+ check-kernels}${GPUBUF_DEBUG_KERNEL:+ check-debug}"
+# shellcheck disable=SC2086
+step "Debian packages installed ($deps_targets)" scripts/install-deps.sh $deps_targets || finish
 kdir=${KDIR:-$(scripts/find-kdir.sh)}
 log "kernel build directory: $kdir"
 step "kernel source files for the harness and checkpatch" \
