@@ -80,10 +80,12 @@ all: module
 
 # Once, before anything else of this make, for the targets asked for
 # (default: module); sub-makes for internal targets have nothing to add.
+# DKMS's copy of the source (DKMS_SOURCES) has no installer: dkms itself
+# depends on the compiler and make.
 DEPS_GOALS := module probe lib lint install uninstall dkms-install dkms-uninstall
 deps:
 	@goals='$(if $(MAKECMDGOALS),$(filter $(DEPS_GOALS),$(MAKECMDGOALS)),module)'; \
-	if [ -n "$$goals" ]; then KVER='$(KVER)' \
+	if [ -n "$$goals" ] && [ -f scripts/install-deps.sh ]; then KVER='$(KVER)' \
 		KDIR='$(if $(filter file,$(origin KDIR)),,$(KDIR))' \
 		scripts/install-deps.sh $$goals; fi
 

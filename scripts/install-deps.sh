@@ -171,6 +171,7 @@ for p in $pkgs; do
 		[ -z "$("$top/scripts/find-kdir.sh")" ] || continue
 		p=linux-headers-amd64 ;;
 	esac
+	case " $missing " in *" $p "*) continue ;; esac
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q "ok installed" ||
 		missing="$missing $p"
 done
