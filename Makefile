@@ -24,6 +24,8 @@
 #   make check-install  boot a Debian 12 system in QEMU and install gpubuf
 #                   as a user would: packages, DKMS, a kernel update (slow)
 #   make lib        build libgpubuf
+#   make check-deps the Debian packages each target installs, proved in a
+#                   fresh debootstrapped Debian 12 (root; slow)
 #   make clean
 #
 # Each target first installs the Debian packages it needs when run as root
@@ -72,7 +74,7 @@ SYSTEM_FILES := $(UDEVRULESDIR)/60-gpubuf.rules $(SYSUSERSDIR)/gpubuf.conf \
 	$(MANDIR)/man4/gpubuf.4
 
 .PHONY: all deps module probe lint check check-kernels check-debug check-install \
-	demo lib install uninstall modules_install install-module \
+	check-deps demo lib install uninstall modules_install install-module \
 	uninstall-module install-userspace uninstall-userspace dkms-source \
 	dkms-install dkms-uninstall dkms-not-packaged post-install deb clean
 
@@ -120,6 +122,9 @@ lib: deps
 
 check-install:
 	tests/install/check-install.sh
+
+check-deps:
+	tests/deps-bare.sh
 
 deb:
 	scripts/build-deb.sh

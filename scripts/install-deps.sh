@@ -110,6 +110,9 @@ demo     pkg qemu-system-x86
 demo     pkg busybox-static
 demo     pkg cpio
 demo     cmd qemu-system-x86_64 busybox cpio gzip
+# make check-deps: the slow proof in a fresh debootstrapped root.
+check-deps pkg debootstrap
+check-deps cmd debootstrap chroot mount
 EOF
 }
 
