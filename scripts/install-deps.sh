@@ -13,10 +13,14 @@
 # "TARGET pkg PACKAGE [why]", "TARGET cmd COMMAND..." (a command the
 # target's scripts run, which its packages must provide; tests/deps.sh
 # checks that on a PATH holding only those packages' programs) or
-# "TARGET uses TARGET..." (everything of those targets too). A new make
-# target adds its lines here and calls "scripts/install-deps.sh TARGET"
-# before it runs anything else. Programs of a bare Debian 12
-# (debootstrap --variant=minbase: Priority required, and apt) need no line.
+# "TARGET uses TARGET..." (everything of those targets too). Two
+# placeholders: @kernel-headers (linux-headers-amd64 when no kernel was
+# chosen and none is found) and @build-depends (debian/control's, through
+# apt-get build-dep). A new make target, say fuzz, adds its lines here
+# ("fuzz uses check", "fuzz pkg ...", "fuzz cmd ...") and runs
+# "scripts/install-deps.sh fuzz" before anything else. Programs of a bare
+# Debian 12 (debootstrap --variant=minbase: Priority required, and apt)
+# need no line.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 
