@@ -66,8 +66,10 @@ for t in "$@"; do
 	cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null
 	cache=${GPUBUF_DEPS_APT_CACHE-/var/cache/apt/archives}
 	if [ -n "$cache" ] && ls "$cache"/*.deb >/dev/null 2>&1; then
-		cp -l "$cache"/*.deb "$root/var/cache/apt/archives/" 2>/dev/null ||
-			cp "$cache"/*.deb "$root/var/cache/apt/archives/"
+		# Links where they can be; debootstrap left some of the same names.
+		link=
+		[ "$(stat -c %d "$cache")" = "$(stat -c %d "$root/var/cache/apt/archives")" ] && link=-l
+		cp -f $link "$cache"/*.deb "$root/var/cache/apt/archives/"
 	fi
 	mount -t proc proc "$root/proc"
 	in_root "$dir/$t-install.log" "scripts/install-deps.sh $t"
