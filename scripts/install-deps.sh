@@ -93,6 +93,8 @@ check-kernels uses check
 check-kernels pkg debootstrap
 check-kernels cmd debootstrap chroot mount mountpoint
 # make check-debug: make check, then a kernel built from linux-source-6.1.
+# No dwarves: tests/vm/debug-kernel.config leaves DEBUG_INFO off, so there
+# is no BTF for pahole to make; no openssl either, modules are not signed.
 check-debug uses check
 check-debug pkg flex          kconfig's lexer (scripts/kconfig/lexer.l)
 check-debug pkg bison         kconfig's parser (scripts/kconfig/parser.y)
