@@ -24,7 +24,14 @@
 #   make check-install  boot a Debian 12 system in QEMU and install gpubuf
 #                   as a user would: packages, DKMS, a kernel update (slow)
 #   make lib        build libgpubuf
+#   make check-deps the Debian packages each target installs, proved in a
+#                   fresh debootstrapped Debian 12 (root; slow)
 #   make clean
+#
+# Each target first installs the Debian packages it needs when run as root
+# (scripts/install-deps.sh TARGET; without root it names what is missing):
+# the targets below through "deps", the check, demo and deb scripts
+# themselves.
 #
 # KDIR defaults to /lib/modules/$(uname -r)/build, or when that does not
 # exist to the newest installed /usr/src/linux-headers-*-amd64. DKMS passes
@@ -66,14 +73,26 @@ SYSTEM_FILES := $(UDEVRULESDIR)/60-gpubuf.rules $(SYSUSERSDIR)/gpubuf.conf \
 	$(MODULESLOADDIR)/gpubuf.conf $(INCLUDEDIR)/linux/gpubuf.h \
 	$(MANDIR)/man4/gpubuf.4
 
-.PHONY: all module probe lint check check-kernels check-debug check-install \
-	demo lib install uninstall modules_install install-module \
+.PHONY: all deps module probe lint check check-kernels check-debug check-install \
+	check-deps demo lib install uninstall modules_install install-module \
 	uninstall-module install-userspace uninstall-userspace dkms-source \
 	dkms-install dkms-uninstall dkms-not-packaged post-install deb clean
 
 all: module
 
-probe:
+# Once, before anything else of this make, for the targets asked for
+# (default: module); sub-makes for internal targets have nothing to add.
+# DKMS's copy of the source (DKMS_SOURCES) has no installer: dkms itself
+# depends on the compiler and make.
+DEPS_GOALS := module probe lib lint install uninstall dkms-install dkms-uninstall
+deps:
+	@goals='$(if $(MAKECMDGOALS),$(filter $(DEPS_GOALS),$(MAKECMDGOALS)),module)'; \
+	if [ -n "$$goals" ] && [ -f scripts/install-deps.sh ]; then KVER='$(KVER)' \
+		KDIR='$(if $(filter file,$(origin KDIR)),,$(KDIR))' \
+		scripts/install-deps.sh $$goals; fi
+
+# KDIR is looked up again after deps, which may have installed headers.
+probe: deps
 	@if [ -z "$(KDIR)" ] || [ ! -d "$(KDIR)" ]; then \
 		echo "gpubuf: no kernel build directory (KDIR='$(KDIR)');" \
 		     "install linux-headers-amd64 or pass KDIR=" >&2; exit 1; fi
@@ -98,11 +117,14 @@ check-debug:
 demo:
 	tests/vm/demo.sh
 
-lib:
+lib: deps
 	$(MAKE) -C libgpubuf
 
 check-install:
 	tests/install/check-install.sh
+
+check-deps:
+	tests/deps-bare.sh
 
 deb:
 	scripts/build-deb.sh
@@ -120,12 +142,12 @@ modules_install install-module: module
 		INSTALL_MOD_PATH=$(DESTDIR) modules_install
 	if [ -z "$(DESTDIR)" ]; then depmod -a $(KERNEL_RELEASE); fi
 
-uninstall-module:
+uninstall-module: deps
 	rm -f $(DESTDIR)/lib/modules/$(KERNEL_RELEASE)/updates/gpubuf.ko*
 	-rmdir $(DESTDIR)/lib/modules/$(KERNEL_RELEASE)/updates 2>/dev/null
 	if [ -z "$(DESTDIR)" ]; then depmod -a $(KERNEL_RELEASE); fi
 
-install-userspace:
+install-userspace: deps
 	$(MAKE) -C libgpubuf install $(SUBMAKE_DIRS)
 	$(MAKE) -C tools install $(SUBMAKE_DIRS)
 	install -D -m 0644 udev/60-gpubuf.rules $(DESTDIR)$(UDEVRULESDIR)/60-gpubuf.rules
@@ -134,7 +156,7 @@ install-userspace:
 	install -D -m 0644 include/uapi/linux/gpubuf.h $(DESTDIR)$(INCLUDEDIR)/linux/gpubuf.h
 	install -D -m 0644 man/man4/gpubuf.4 $(DESTDIR)$(MANDIR)/man4/gpubuf.4
 
-uninstall-userspace:
+uninstall-userspace: deps
 	$(MAKE) -C libgpubuf uninstall $(SUBMAKE_DIRS)
 	$(MAKE) -C tools uninstall $(SUBMAKE_DIRS)
 	rm -f $(addprefix $(DESTDIR),$(SYSTEM_FILES))
@@ -165,7 +187,7 @@ dkms-source:
 # Not over the gpubuf-dkms package's copy of the same source.
 DKMS_OWNED = $(shell dpkg -S $(DKMS_SRCDIR) 2>/dev/null | cut -d: -f1)
 dkms-install dkms-uninstall: dkms-not-packaged
-dkms-not-packaged:
+dkms-not-packaged: deps
 	@if [ -n "$(DKMS_OWNED)" ]; then echo "gpubuf: $(DKMS_SRCDIR) belongs to package $(DKMS_OWNED); use apt to install or remove it" >&2; exit 1; fi
 
 dkms-install:

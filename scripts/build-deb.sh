@@ -3,32 +3,17 @@
 # make deb: build gpubuf's Debian packages (gpubuf-dkms, libgpubuf0,
 # libgpubuf-dev, gpubuf-tools) with dpkg-buildpackage from a clean copy of
 # the committed tree in build/deb/gpubuf-VERSION, then run lintian over
-# them. The packages and lintian's report are left in build/deb. As root,
-# installs Debian's packaging tools and the build dependencies first.
+# them. The packages and lintian's report are left in build/deb. Installs
+# Debian's packaging tools and the build dependencies first (as root;
+# without root it fails naming what is missing).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 version=$(cat "$top/VERSION")
 out=$top/build/deb
 src=$out/gpubuf-$version
 
-if [ "$(id -u)" = 0 ]; then
-	missing=
-	for p in dpkg-dev debhelper dh-dkms lintian fakeroot build-essential; do
-		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null |
-			grep -q "ok installed" || missing="$missing $p"
-	done
-	export DEBIAN_FRONTEND=noninteractive
-	if [ -n "$missing" ]; then
-		echo "gpubuf: installing$missing" >&2
-		apt-get update -qq
-		# shellcheck disable=SC2086
-		apt-get install -y -qq --no-install-recommends $missing >/dev/null
-	fi
-	if ! (cd "$top" && dpkg-checkbuilddeps >/dev/null 2>&1); then
-		apt-get update -qq
-		apt-get build-dep -y -qq "$top" >/dev/null
-	fi
-fi
+# Debian's packaging tools and debian/control's Build-Depends.
+"$top/scripts/install-deps.sh" deb
 
 changelog_version=$(cd "$top" && dpkg-parsechangelog -S Version)
 if [ "$changelog_version" != "$version" ]; then

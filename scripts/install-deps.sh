@@ -1,27 +1,207 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Install the Debian packages gpubuf's build and test bed need, only those
-# missing. Needs root for apt-get; without it, lists what is missing.
+# Install the Debian packages a make target needs, only those missing.
+# Needs root for apt-get; without it, lists what is missing and fails.
+#
+# Usage: install-deps.sh [TARGET...]      install (default target: check)
+#        install-deps.sh --list TARGET... the packages, one a line
+#        install-deps.sh --commands TARGET...  the commands the packages
+#                                        must provide (tests/deps.sh)
+#        install-deps.sh --targets       the known targets
+#
+# Every package list is in the table below and nowhere else. A line is
+# "TARGET pkg PACKAGE [why]", "TARGET cmd COMMAND..." (a command the
+# target's scripts run, which its packages must provide; tests/deps.sh
+# checks that on a PATH holding only those packages' programs) or
+# "TARGET uses TARGET..." (everything of those targets too). Two
+# placeholders: @kernel-headers (linux-headers-amd64 when no kernel was
+# chosen and none is found) and @build-depends (debian/control's, through
+# apt-get build-dep). A new make target, say fuzz, adds its lines here
+# ("fuzz uses check", "fuzz pkg ...", "fuzz cmd ...") and runs
+# "scripts/install-deps.sh fuzz" before anything else. Programs of a bare
+# Debian 12 (debootstrap --variant=minbase: Priority required, and apt)
+# need no line.
 set -eu
-pkgs="gcc g++ make libc6-dev perl pkgconf python3 cpio gzip xz-utils kmod
-      linux-headers-amd64 linux-image-amd64 linux-source-6.1 sparse
-      qemu-system-x86 busybox-static libdrm-dev libdlpack-dev dkms debootstrap
-      libhsa-runtime-dev hipcc libibverbs-dev ibverbs-providers rdma-core
-      iproute2 dpkg-dev debhelper dh-dkms lintian fakeroot e2fsprogs"
+top=$(cd "$(dirname "$0")/.." && pwd)
 
+table() {
+	cat <<'EOF'
+# make module, make probe: kbuild against KDIR.
+module   pkg make
+module   pkg gcc
+module   pkg @kernel-headers  linux-headers-amd64, only when no KDIR or KVER is given and find-kdir.sh finds none
+module   cmd make gcc
+probe    uses module
+# make lib: libgpubuf. libdrm, HSA, hipcc and CUDA are optional there
+# (nvcc, when a CUDA toolkit is found, also wants g++).
+lib      pkg make
+lib      pkg gcc
+lib      pkg libc6-dev
+lib      pkg libdlpack-dev    dlpack/dlpack.h: the DLPack export is always built
+lib      cmd make gcc ar
+# make install / uninstall; the DKMS variants.
+install  uses module lib
+install  pkg kmod             depmod after the module is installed
+install  cmd install depmod
+uninstall pkg make
+uninstall pkg kmod            depmod after the module is removed
+uninstall cmd make depmod
+dkms-install uses install
+dkms-install pkg dkms
+dkms-install cmd dkms
+dkms-uninstall uses uninstall
+dkms-uninstall pkg dkms
+dkms-uninstall cmd dkms
+# make lint: W=1, sparse, checkpatch.
+lint     uses module
+lint     pkg sparse
+lint     pkg linux-source-6.1 checkpatch.pl and kselftest_harness.h come from its tarball
+lint     pkg xz-utils         tar unpacks linux-source-6.1.tar.xz with xz
+lint     pkg perl             checkpatch.pl needs more than perl-base
+lint     cmd sparse perl xz
+# make deb; debian/control's Build-Depends are installed with apt-get build-dep.
+deb      pkg dpkg-dev
+deb      pkg debhelper
+deb      pkg dh-dkms
+deb      pkg lintian
+deb      pkg fakeroot
+deb      pkg build-essential
+deb      pkg @build-depends   debian/control's Build-Depends, through apt-get build-dep
+deb      cmd dpkg-buildpackage dpkg-checkbuilddeps dh lintian fakeroot
+# make check: lint, build, packages, install tests, the QEMU guest.
+check    uses lint lib install deb
+check    pkg g++              the C++ check of gpubuf.h (libgpubuf's make check)
+check    pkg pkgconf          pkg-config builds the README example
+check    pkg python3          libgpubuf's test generators
+check    pkg cpio             the guest's initramfs
+check    pkg gzip
+check    pkg linux-headers-amd64
+check    pkg linux-image-amd64 the guest boots Debian's own kernel
+check    pkg qemu-system-x86
+check    pkg busybox-static   the guest's userland
+check    pkg libdrm-dev       the DRM layer and its guest test
+check    pkg libhsa-runtime-dev the HSA layer
+check    pkg hipcc            the AMD code objects
+check    pkg libibverbs-dev   the soft-RoCE suite
+check    pkg ibverbs-providers the rxe provider carried into the guest
+check    pkg rdma-core
+check    pkg iproute2         rdma link add in the guest
+check    pkg dkms             tests/dkms-build.sh
+check    cmd qemu-system-x86_64 busybox cpio gzip ldd g++ pkg-config python3 dkms dpkg-deb rdma timeout
+# make check-kernels: make check, then debootstrapped suites.
+check-kernels uses check
+check-kernels pkg debootstrap
+check-kernels cmd debootstrap chroot mount mountpoint
+# make check-debug: make check, then a kernel built from linux-source-6.1.
+# No dwarves: tests/vm/debug-kernel.config leaves DEBUG_INFO off, so there
+# is no BTF for pahole to make; no openssl either, modules are not signed.
+check-debug uses check
+check-debug pkg flex          kconfig's lexer (scripts/kconfig/lexer.l)
+check-debug pkg bison         kconfig's parser (scripts/kconfig/parser.y)
+check-debug pkg bc            include/generated/timeconst.h
+check-debug pkg libelf-dev    gelf.h: objtool (CONFIG_OBJTOOL, ORC unwinder)
+check-debug pkg libssl-dev    openssl headers: certs/extract-cert (SYSTEM_TRUSTED_KEYRING)
+check-debug cmd flex bison bc tar xz perl make gcc ld
+# make check-install: make deb, a debootstrapped image booted in QEMU.
+check-install uses deb
+check-install pkg debootstrap
+check-install pkg e2fsprogs   mkfs.ext4 -d and debugfs (required today, named anyway)
+check-install pkg qemu-system-x86
+check-install cmd debootstrap mkfs.ext4 debugfs qemu-system-x86_64 chroot timeout
+# make demo: the tools here, or gpubuf.ko and the guest under QEMU.
+demo     uses module lib
+demo     pkg linux-headers-amd64
+demo     pkg linux-image-amd64
+demo     pkg qemu-system-x86
+demo     pkg busybox-static
+demo     pkg cpio
+demo     cmd qemu-system-x86_64 busybox cpio gzip
+# make check-deps: the slow proof in a fresh debootstrapped root.
+check-deps pkg debootstrap
+check-deps cmd debootstrap chroot mount
+EOF
+}
+
+# rows KIND TARGET...: the KIND column of TARGET and what it uses, sorted.
+rows() {
+	kind=$1
+	shift
+	r=$(table | awk -v kind="$kind" -v want="$*" '
+		/^#/ || NF < 3 { next }
+		{ n[$1]++; t[$1, n[$1]] = $0 }
+		function walk(tg,   i, f, k, m) {
+			if (seen[tg]++) return
+			if (!(tg in n)) { print "gpubuf: unknown target " tg > "/dev/stderr"; bad = 1; return }
+			for (i = 1; i <= n[tg]; i++) {
+				m = split(t[tg, i], f, " ")
+				if (f[2] == "uses") for (k = 3; k <= m; k++) walk(f[k])
+				else if (f[2] == kind && kind == "pkg") out[f[3]] = 1
+				else if (f[2] == kind) for (k = 3; k <= m; k++) out[f[k]] = 1
+			}
+		}
+		END {
+			split(want, w, " ")
+			for (i in w) walk(w[i])
+			if (bad) exit 1
+			for (p in out) print p
+		}') || exit 1
+	[ -z "$r" ] || printf '%s\n' "$r" | sort
+}
+
+case ${1:-} in
+--targets)
+	table | awk '!/^#/ && NF { print $1 }' | uniq
+	exit 0 ;;
+--list)
+	shift
+	rows pkg "$@"
+	exit ;;
+--commands)
+	shift
+	rows cmd "$@"
+	exit ;;
+-*)
+	echo "usage: install-deps.sh [--list|--commands] [TARGET...] | --targets" >&2
+	exit 2 ;;
+esac
+[ $# -gt 0 ] || set -- check
+
+pkgs=$(rows pkg "$@") || exit 1
 missing=
+build_dep=
 for p in $pkgs; do
+	case $p in
+	@build-depends)
+		build_dep=1
+		continue ;;
+	@kernel-headers)
+		# The caller chose a kernel, or one is there: nothing to add.
+		[ -z "${KDIR:-}${KVER:-}" ] || continue
+		[ -z "$("$top/scripts/find-kdir.sh")" ] || continue
+		p=linux-headers-amd64 ;;
+	esac
+	case " $missing " in *" $p "*) continue ;; esac
 	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q "ok installed" ||
 		missing="$missing $p"
 done
-[ -z "$missing" ] && exit 0
+# dpkg-checkbuilddeps is dpkg-dev's, which may be among the missing.
+if [ -n "$build_dep" ] && [ -z "$missing" ] &&
+	(cd "$top" && dpkg-checkbuilddeps >/dev/null 2>&1); then
+	build_dep=
+fi
+[ -z "$missing$build_dep" ] && exit 0
 
 if [ "$(id -u)" != 0 ]; then
-	echo "gpubuf: missing Debian packages:$missing (run as root to install)" >&2
+	echo "gpubuf: missing Debian packages for $*:$missing${build_dep:+ (and the Build-Depends of debian/control)}; run as root to install" >&2
 	exit 1
 fi
-echo "gpubuf: installing$missing" >&2
+echo "gpubuf: installing for $*:$missing${build_dep:+ and the Build-Depends of debian/control}" >&2
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
-# shellcheck disable=SC2086
-apt-get install -y -qq --no-install-recommends $missing >/dev/null
+if [ -n "$missing" ]; then
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+if [ -n "$build_dep" ] && ! (cd "$top" && dpkg-checkbuilddeps >/dev/null 2>&1); then
+	apt-get build-dep -y -qq "$top" >/dev/null
+fi

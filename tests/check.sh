@@ -41,7 +41,12 @@ finish() {
 }
 
 log "dependencies"
-step "Debian packages installed" scripts/install-deps.sh || finish
+# make check-kernels and check-debug need more than make check.
+deps_targets="check${GPUBUF_KERNEL_SUITES:+ check-kernels}${GPUBUF_DEBUG_KERNEL:+ check-debug}"
+# shellcheck disable=SC2086
+step "Debian packages installed ($deps_targets)" scripts/install-deps.sh $deps_targets || finish
+# Every target's package list against what the target runs (tests/deps.sh).
+tests/deps.sh >"$results/05-deps.tap" 2>&1
 kdir=${KDIR:-$(scripts/find-kdir.sh)}
 log "kernel build directory: $kdir"
 step "kernel source files for the harness and checkpatch" \

@@ -39,7 +39,7 @@ if [ "$(id -u)" != 0 ]; then
 	emit 0 "check-install needs root (debootstrap, dkms in the guest image)"
 	finish
 fi
-"$top/scripts/install-deps.sh" >&2 || { emit 0 "build dependencies installed"; finish; }
+"$top/scripts/install-deps.sh" check-install >&2 || { emit 0 "build dependencies installed"; finish; }
 
 rm -rf "$work"
 mkdir -p "$work"

@@ -9,6 +9,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 
 if [ -c /dev/gpubuf ]; then
+	scripts/install-deps.sh lib
 	make -s -C tools >&2
 	tools/build/gpubuf-info
 	echo
@@ -16,7 +17,7 @@ if [ -c /dev/gpubuf ]; then
 fi
 
 echo "gpubuf: /dev/gpubuf is absent here; booting the QEMU test guest with gpubuf.ko" >&2
-scripts/install-deps.sh
+scripts/install-deps.sh demo
 kdir=${KDIR:-$(scripts/find-kdir.sh)}
 make -s module KDIR="$kdir" >&2
 make -s -C "$kdir" M="$top/tests/testmod" modules >&2
