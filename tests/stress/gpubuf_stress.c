@@ -233,7 +233,7 @@ static void parse_args(int argc, char **argv, struct stress_config *cfg)
 		cfg->seed = 1;
 	/* Small enough limits that the workers meet them in a 2 GiB guest. */
 	cfg->max_buffer = 32 * SZ_1M;
-	cfg->max_total = 448 * SZ_1M;
+	cfg->max_total = 512 * SZ_1M;
 	cfg->cg_max = 96 * SZ_1M;
 	/* One OOM kill a minute, at most six: each report fills the log. */
 	cfg->oom_rounds = 1 + cfg->seconds / 60;

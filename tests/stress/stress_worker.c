@@ -419,7 +419,7 @@ static void step(struct stress_worker *w, const struct stress_config *cfg)
 			op_alloc(w, s, cfg);
 		break;
 	case 5:
-		if (stress_rand(&w->rng) % 64 == 0)
+		if (stress_rand(&w->rng) % 128 == 0)
 			op_burst(w, cfg);
 		break;
 	case 6: case 7: case 8:
