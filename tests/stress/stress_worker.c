@@ -339,8 +339,10 @@ static void op_pass(struct stress_worker *w, struct stress_slot *s)
 		close(s->fd);
 		s->fd = -1;
 		msg.msg_controllen = sizeof(cbuf);
-		if (recvmsg(sv[1], &msg, MSG_CMSG_CLOEXEC) == 1 &&
-		    (cm = CMSG_FIRSTHDR(&msg)) && cm->cmsg_type == SCM_RIGHTS)
+		cm = NULL;
+		if (recvmsg(sv[1], &msg, MSG_CMSG_CLOEXEC) == 1)
+			cm = CMSG_FIRSTHDR(&msg);
+		if (cm && cm->cmsg_type == SCM_RIGHTS)
 			memcpy(&fd, CMSG_DATA(cm), sizeof(int));
 	}
 	close(sv[0]);
