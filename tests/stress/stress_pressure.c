@@ -227,7 +227,7 @@ static void pressure_round(struct stress_pressure *p, int oom, uint64_t rnd)
 	unsigned long long kills = stress_cg_key(p->cg, "memory.events",
 						 "oom_kill");
 	unsigned long long after;
-	int status;
+	int status, reaped;
 	pid_t pid;
 
 	if (oom)
@@ -236,14 +236,16 @@ static void pressure_round(struct stress_pressure *p, int oom, uint64_t rnd)
 	pid = fork();
 	if (pid == 0)
 		_exit(pressure_child(p, oom, rnd));
-	if (pid < 0 || waitpid(pid, &status, 0) != pid) {
+	reaped = pid > 0 && waitpid(pid, &status, 0) == pid;
+	if (!reaped)
 		stress_fail(&p->fails, "pressure: fork or wait: %s",
 			    strerror(errno));
-		return;
-	}
 	after = stress_cg_key(p->cg, "memory.events", "oom_kill");
+	/* Closed even on failure: later splats must not pass as this one. */
 	if (oom)
 		kmsg("gpubuf-stress: oom-kill window closed%s\n", "");
+	if (!reaped)
+		return;
 	p->rounds++;
 	if (oom) {
 		p->oom_rounds++;
