@@ -7,6 +7,10 @@
 #                   the kernels of KERNEL_SUITES (default: trixie sid)
 #   make check-debug  make check, then the guest suites on a KASAN, kmemleak,
 #                   lockdep and page_owner kernel built here (slow)
+#   make stress     gpubuf_stress in the QEMU guest: 8 threads for
+#                   STRESS_MINUTES (default 5) or STRESS_SECONDS of alloc, mmap,
+#                   sync, vgem import, fork and free, rmmod attempts and a
+#                   memory-limited cgroup
 #   make demo       gpubuf-bench host/alloc tables (in the QEMU guest when
 #                   gpubuf.ko cannot be loaded here)
 #   make lint       W=1, sparse and checkpatch --strict over kmod/
@@ -74,7 +78,7 @@ SYSTEM_FILES := $(UDEVRULESDIR)/60-gpubuf.rules $(SYSUSERSDIR)/gpubuf.conf \
 	$(MANDIR)/man4/gpubuf.4
 
 .PHONY: all deps module probe lint check check-kernels check-debug check-install \
-	check-deps demo lib install uninstall modules_install install-module \
+	check-deps stress demo lib install uninstall modules_install install-module \
 	uninstall-module install-userspace uninstall-userspace dkms-source \
 	dkms-install dkms-uninstall dkms-not-packaged post-install deb clean
 
@@ -113,6 +117,11 @@ check-kernels:
 
 check-debug:
 	GPUBUF_DEBUG_KERNEL=1 tests/check.sh
+
+STRESS_MINUTES ?= 5
+STRESS_SECONDS ?= $(shell echo $$(($(STRESS_MINUTES) * 60)))
+stress:
+	STRESS_SECONDS=$(STRESS_SECONDS) tests/stress/run.sh
 
 demo:
 	tests/vm/demo.sh

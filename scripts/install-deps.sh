@@ -116,6 +116,10 @@ demo     pkg qemu-system-x86
 demo     pkg busybox-static
 demo     pkg cpio
 demo     cmd qemu-system-x86_64 busybox cpio gzip
+# make stress: gpubuf.ko, the test modules and the stress test (a
+# kselftest program) in the QEMU guest, as make check builds them.
+stress   uses check
+stress   cmd qemu-system-x86_64 busybox cpio gzip timeout
 # make check-deps: the slow proof in a fresh debootstrapped root.
 check-deps pkg debootstrap
 check-deps cmd debootstrap chroot mount

@@ -1,0 +1,60 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+# make stress: build gpubuf.ko, the test modules and the stress test, boot
+# the QEMU guest with the stress test as its only suite for STRESS_SECONDS
+# (default 300), print its TAP and "N passed, N failed, N skipped" last.
+# Exits 1 on any failure, the guest's dmesg check included.
+# Environment: STRESS_SECONDS, STRESS_THREADS (8), STRESS_SEED, KDIR.
+set -eu
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top"
+seconds=${STRESS_SECONDS:-300}
+threads=${STRESS_THREADS:-8}
+out=$top/build/stress
+rm -rf "$out"
+mkdir -p "$out/tests" "$out/extra/bin" "$out/results"
+
+log() { echo "== $*" >&2; }
+fail() { # the reason, as a failed result
+	echo "not ok 1 - $*" >"$out/results/stress.tap"
+	echo "1..1" >>"$out/results/stress.tap"
+	cat "$out/results/stress.tap"
+	tests/tap-summary.sh "$out/results/stress.tap"
+	exit 1
+}
+
+log "dependencies"
+scripts/install-deps.sh stress >"$out/build.log" 2>&1 || fail "Debian packages installed (see $out/build.log)"
+kdir=${KDIR:-$(scripts/find-kdir.sh)}
+log "build against $kdir"
+{
+	tests/kernel-source-files.sh &&
+	make -s module KDIR="$kdir" &&
+	make -s -C "$kdir" M="$top/tests/testmod" modules &&
+	make -s -C tests/stress OUT="$out/extra/bin" NAME=gpubuf_stress
+} >>"$out/build.log" 2>&1 || fail "gpubuf.ko, the test modules and the stress test build (see $out/build.log)"
+
+# The guest runs every file of the tests directory without arguments.
+seed=${STRESS_SEED:+ --seed $STRESS_SEED}
+printf '%s\n' '#!/bin/sh' \
+	"exec /gpubuf/bin/gpubuf_stress --seconds $seconds --threads $threads$seed" \
+	>"$out/tests/85-stress"
+chmod +x "$out/tests/85-stress"
+
+log "QEMU guest (TCG): $threads threads for $seconds s"
+start=$(date +%s)
+GPUBUF_VM_OUT="$top/build/vm-stress" GPUBUF_VM_EXTRA_DIR="$out/extra" \
+	GPUBUF_VM_TIMEOUT=$((seconds + 600)) \
+	GPUBUF_VM_APPEND="gpubuf.suite_timeout=$((seconds + 300))" \
+	tests/vm/run.sh "$kdir" "$out/tests" >"$out/results/stress.tap" \
+	2>"$out/results/stress.log" || true
+grep -q '^1\.\.[0-9]' "$out/results/stress.tap" || {
+	echo "not ok - the QEMU guest run produced no results"
+	sed 's/^/# /' "$out/results/stress.log"
+} >>"$out/results/stress.tap"
+# The counts the test printed, from the console log.
+sed -n '/^# [a-zA-Z0-9/]/p' "$top/build/vm-stress/console.txt" 2>/dev/null |
+	grep -v '^# Totals' || true
+cat "$out/results/stress.tap"
+echo "# wall time $(($(date +%s) - start)) s (guest boot, run and dmesg check)"
+tests/tap-summary.sh "$out/results/stress.tap"
