@@ -59,9 +59,10 @@ for suite in "$@"; do
 		"$root/usr/include/dlpack/dlpack.h" 2>/dev/null; then
 		(cd "$root/tmp" && { apt-get download -q libdlpack-dev ||
 			{ apt-get update -qq && apt-get download -q libdlpack-dev; }; } &&
-			chroot "$root" sh -c 'dpkg -i /tmp/libdlpack-dev_*.deb') >>"$log.lib" 2>&1
-		dlpack_note=" and bookworm's DLPack"
+			chroot "$root" sh -c 'dpkg -i /tmp/libdlpack-dev_*.deb') >>"$log.lib" 2>&1 &&
+			touch "$root/.gpubuf-host-dlpack"
 	fi
+	[ -f "$root/.gpubuf-host-dlpack" ] && dlpack_note=" and bookworm's DLPack"
 	chroot "$root" sh -c "gcc --version | head -n 1 &&
 		make -s --no-print-directory -C /src/libgpubuf check" >"$log.lib.run" 2>&1
 	st=$?
