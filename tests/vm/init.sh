@@ -27,6 +27,8 @@ for i in 1 2 3 4 5; do
 	sleep 1
 done
 
+# How long one suite may run: 900 s unless the command line says otherwise.
+suite_timeout=$(sed -n 's/.*gpubuf\.suite_timeout=\([0-9][0-9]*\).*/\1/p' /proc/cmdline)
 echo "gpubuf-tests-begin" > /dev/kmsg
 if grep -q 'gpubuf\.demo=1' /proc/cmdline; then
 	echo "@@DEMO-BEGIN"
@@ -49,7 +51,7 @@ elif [ $setup_ok = 1 ]; then
 			;;
 		*)
 			GPUBUF_KO=/gpubuf/gpubuf.ko GPUBUF_FAKEABI_KO=/gpubuf/gpubuf_fakeabi.ko \
-				GPUBUF_BACKEND=module timeout 900 "$t"
+				GPUBUF_BACKEND=module timeout "${suite_timeout:-900}" "$t"
 			rc=$?
 			;;
 		esac
