@@ -7,6 +7,10 @@
 #                   the kernels of KERNEL_SUITES (default: trixie sid)
 #   make check-debug  make check, then the guest suites on a KASAN, kmemleak,
 #                   lockdep and page_owner kernel built here (slow)
+#   make fuzz       the ioctl and syscall fuzzer in the QEMU guest: FUZZ_CALLS
+#                   (1000000), FUZZ_SEED, FUZZ_THREADS (4); FUZZ_SYSROOT=DIR
+#                   boots the kernel of a root file system instead (e.g. the
+#                   debug kernel's /var/tmp/gpubuf-debug-kernel/root)
 #   make demo       gpubuf-bench host/alloc tables (in the QEMU guest when
 #                   gpubuf.ko cannot be loaded here)
 #   make lint       W=1, sparse and checkpatch --strict over kmod/
@@ -67,7 +71,7 @@ SYSTEM_FILES := $(UDEVRULESDIR)/60-gpubuf.rules $(SYSUSERSDIR)/gpubuf.conf \
 	$(MANDIR)/man4/gpubuf.4
 
 .PHONY: all module probe lint check check-kernels check-debug check-install \
-	demo lib install uninstall modules_install install-module \
+	fuzz demo lib install uninstall modules_install install-module \
 	uninstall-module install-userspace uninstall-userspace dkms-source \
 	dkms-install dkms-uninstall dkms-not-packaged post-install deb clean
 
@@ -94,6 +98,10 @@ check-kernels:
 
 check-debug:
 	GPUBUF_DEBUG_KERNEL=1 tests/check.sh
+
+FUZZ_CALLS ?= 1000000
+fuzz:
+	KDIR="$(KDIR)" FUZZ_CALLS="$(FUZZ_CALLS)" tests/fuzz/run.sh
 
 demo:
 	tests/vm/demo.sh
