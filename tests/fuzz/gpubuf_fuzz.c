@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -322,6 +323,8 @@ int main(int argc, char **argv)
 	int i, limits_set, zero;
 
 	fz_parse_args(argc, argv);
+	/* Writes to pipes whose reader was closed: EPIPE, not death. */
+	signal(SIGPIPE, SIG_IGN);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	fz_cfg.page = sysconf(_SC_PAGESIZE);
 	fz_cfg.online_nodes = fz_node_mask("/sys/devices/system/node/online");
