@@ -167,7 +167,11 @@ void fz_op_dmabuf_misc(struct fz_thread *t)
 	int own = t->nbufs && fz_below(t, 4);
 	int fd = own ? t->bufs[fz_below(t, t->nbufs)].fd : fz_any_fd(t);
 
-	if (fz_one_in(t, 2))
+	/*
+	 * Sync-file export only on own buffers: the fd it returns is then
+	 * real. On a DRM fd the same number is a core ioctl that succeeds.
+	 */
+	if (fz_one_in(t, 2) || !own)
 		fz_set_name(t, fd, own);
 	else
 		fz_sync_file(t, fd);
