@@ -183,11 +183,10 @@ int fz_map_add(struct fz_thread *t, char *addr, size_t len, int prot,
 void fz_map_drop(struct fz_thread *t, int i);
 int fz_check_zero(struct fz_thread *t, const char *p, size_t len);
 
-/* fuzz_fd.c: dma-buf fd operations, other fds, vgem, fork, fd passing */
+/* fuzz_fd.c: dma-buf fd operations, other fds, fork, fd passing */
 void fz_op_sync(struct fz_thread *t);
 void fz_op_dmabuf_misc(struct fz_thread *t);
 void fz_op_fileop(struct fz_thread *t);
-void fz_op_vgem(struct fz_thread *t);
 void fz_op_close(struct fz_thread *t);
 void fz_op_dup(struct fz_thread *t);
 void fz_op_other_fd(struct fz_thread *t);
@@ -200,6 +199,9 @@ int fz_buf_add(struct fz_thread *t, int fd, uint64_t size, int writable,
 void fz_buf_drop(struct fz_thread *t, int i);
 void fz_other_add(struct fz_thread *t, int fd);
 void fz_thread_cleanup(struct fz_thread *t);
+
+/* fuzz_vgem.c: vgem import, export, mapping and GEM close */
+void fz_op_vgem(struct fz_thread *t);
 int fz_vgem_open(struct fz_thread *t);
 
 #endif /* GPUBUF_FUZZ_H */
