@@ -197,6 +197,7 @@ int fz_any_fd(struct fz_thread *t);
 int fz_buf_add(struct fz_thread *t, int fd, uint64_t size, int writable,
 	       int shared);
 void fz_buf_drop(struct fz_thread *t, int i);
+void fz_buf_mark_shared(struct fz_thread *t, unsigned int id);
 void fz_other_add(struct fz_thread *t, int fd);
 void fz_thread_cleanup(struct fz_thread *t);
 

@@ -71,14 +71,19 @@ int fz_any_fd(struct fz_thread *t)
 	}
 }
 
-/* Another thread may write a buffer it was sent: no more data checks. */
-static void fz_buf_mark_shared(struct fz_thread *t, struct fz_buf *b)
+/*
+ * Another thread or process may write buffer @id from now on (it was sent,
+ * or re-exported through vgem): no more data checks on it.
+ */
+void fz_buf_mark_shared(struct fz_thread *t, unsigned int id)
 {
 	int i;
 
-	b->shared = 1;
+	for (i = 0; i < t->nbufs; i++)
+		if (t->bufs[i].id == id)
+			t->bufs[i].shared = 1;
 	for (i = 0; i < t->nmaps; i++)
-		if (t->maps[i].buf_id == b->id)
+		if (t->maps[i].buf_id == id)
 			t->maps[i].exclusive = 0;
 }
 
@@ -341,7 +346,7 @@ void fz_op_send(struct fz_thread *t)
 		if (t->nbufs && fz_below(t, 3)) {
 			struct fz_buf *b = &t->bufs[fz_below(t, t->nbufs)];
 
-			fz_buf_mark_shared(t, b);
+			fz_buf_mark_shared(t, b->id);
 			fds[i] = b->fd;
 		} else if (t->nother && fz_below(t, 4)) {
 			fds[i] = t->other[fz_below(t, t->nother)];

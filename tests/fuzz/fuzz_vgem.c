@@ -118,7 +118,11 @@ void fz_op_vgem(struct fz_thread *t)
 	case 3:	/* export: vgem's own, or a re-export of a gpubuf import */
 		if (!t->nhandles)
 			break;
-		p.handle = t->handles[fz_below(t, t->nhandles)].handle;
+		i = fz_below(t, t->nhandles);
+		p.handle = t->handles[i].handle;
+		/* A gpubuf import re-exports as that gpubuf's dma-buf. */
+		if (t->handles[i].buf_id)
+			fz_buf_mark_shared(t, t->handles[i].buf_id);
 		p.flags = fz_one_in(t, 8) ? (uint32_t)fz_rand(t) :
 			  DRM_CLOEXEC | DRM_RDWR;
 		if (!fz_sys(t, SC_VGEM, ioctl(t->vgem,
