@@ -40,14 +40,22 @@ int fz_vgem_open(struct fz_thread *t)
 	return -1;
 }
 
-static void fz_handle_add(struct fz_thread *t, uint32_t handle, uint64_t size,
-			  unsigned int buf_id)
+static int fz_handle_held(struct fz_thread *t, uint32_t handle)
 {
 	int i;
 
 	for (i = 0; i < t->nhandles; i++)
 		if (t->handles[i].handle == handle)
-			return;	/* PRIME hands out one handle per dma-buf */
+			return 1;
+	return 0;
+}
+
+static void fz_handle_add(struct fz_thread *t, uint32_t handle, uint64_t size,
+			  unsigned int buf_id)
+{
+	/* PRIME hands out one handle per dma-buf and file. */
+	if (fz_handle_held(t, handle))
+		return;
 	if (t->nhandles == FZ_MAX_HANDLES) {
 		struct drm_gem_close c = { .handle = handle };
 
@@ -113,7 +121,16 @@ void fz_op_vgem(struct fz_thread *t)
 					     strerror(errno));
 			break;
 		}
-		fz_handle_add(t, p.handle, b ? b->size : 0, b ? b->id : 0);
+		/*
+		 * Someone else's buffer is let go at once: re-exported, it
+		 * would reach threads its owner does not know of.
+		 */
+		if (b) {
+			fz_handle_add(t, p.handle, b->size, b->id);
+		} else if (!fz_handle_held(t, p.handle)) {
+			c.handle = p.handle;
+			fz_sys(t, SC_VGEM, ioctl(t->vgem, DRM_IOCTL_GEM_CLOSE, &c));
+		}
 		break;
 	case 3:	/* export: vgem's own, or a re-export of a gpubuf import */
 		if (!t->nhandles)
