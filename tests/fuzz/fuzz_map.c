@@ -253,10 +253,13 @@ static void fz_mremap_move(struct fz_thread *t, struct fz_map *m)
 		m->addr = (char *)ph;
 		return;
 	}
-	/* EFAULT: a subrange madvise split the mapping into several vmas. */
-	if (ret != -EFAULT)
-		fz_violation(t, "mremap move of a %zu-byte mapping: %ld", m->len, ret);
-	fz_sys(t, SC_MUNMAP, munmap((void *)ph, m->len));
+	/*
+	 * The placeholder is left alone: mremap() may have unmapped it
+	 * before failing, and another thread may have mapped there since.
+	 * The mapping is one vma (see fz_op_madvise), so this is not
+	 * expected to happen.
+	 */
+	fz_violation(t, "mremap move of a %zu-byte mapping: %ld", m->len, ret);
 }
 
 void fz_op_mremap(struct fz_thread *t)
@@ -357,6 +360,19 @@ static void fz_dontneed_keeps_data(struct fz_thread *t, struct fz_map *m,
 			     *p, v);
 }
 
+/* Whether @adv may change vm_flags, and so split a vma it covers in part. */
+static int fz_advice_splits(int adv)
+{
+	switch (adv) {
+	case MADV_DONTNEED: case MADV_WILLNEED: case MADV_COLD:
+	case MADV_PAGEOUT: case MADV_POPULATE_READ: case MADV_POPULATE_WRITE:
+	case MADV_REMOVE: case MADV_FREE:
+		return 0;
+	default:
+		return 1;
+	}
+}
+
 void fz_op_madvise(struct fz_thread *t)
 {
 	/* Never DONTFORK (children touch what they inherit) or HWPOISON. */
@@ -370,6 +386,7 @@ void fz_op_madvise(struct fz_thread *t)
 	};
 	struct fz_map *m;
 	size_t start, len;
+	int adv;
 
 	if (!t->nmaps)
 		return;
@@ -379,8 +396,17 @@ void fz_op_madvise(struct fz_thread *t)
 		fz_dontneed_keeps_data(t, m, start, len);
 		return;
 	}
-	fz_sys(t, SC_MADVISE, madvise(m->addr + start, len,
-				      advice[fz_below(t, 20)]));
+	/*
+	 * Advice that changes the vma's flags splits it when given for
+	 * part of it: those cover the whole mapping, which stays one vma,
+	 * so a move by mremap() never fails half-way (fz_mremap_move).
+	 */
+	adv = advice[fz_below(t, 20)];
+	if (fz_advice_splits(adv)) {
+		start = 0;
+		len = m->len;
+	}
+	fz_sys(t, SC_MADVISE, madvise(m->addr + start, len, adv));
 }
 
 /* Loads and stores through a tracked mapping, as its protection allows. */
