@@ -4,13 +4,17 @@
 #   make module     build gpubuf.ko against KDIR
 #   make check      everything: lint, library tests, the QEMU guest suites
 #   make check-kernels  make check, then build and run the guest suites on
-#                   the kernels of KERNEL_SUITES (default: trixie sid)
+#                   the kernels of KERNEL_SUITES (default: bullseye trixie sid)
 #   make check-debug  make check, then the guest suites on a KASAN, kmemleak,
 #                   lockdep and page_owner kernel built here (slow)
 #   make stress     gpubuf_stress in the QEMU guest: 8 threads for
 #                   STRESS_MINUTES (default 5) or STRESS_SECONDS of alloc, mmap,
 #                   sync, vgem import, fork and free, rmmod attempts and a
 #                   memory-limited cgroup
+#   make fuzz       the ioctl and syscall fuzzer in the QEMU guest: FUZZ_CALLS
+#                   (1000000), FUZZ_SEED, FUZZ_THREADS (4); FUZZ_SYSROOT=DIR
+#                   boots the kernel of a root file system instead (e.g. the
+#                   debug kernel's /var/tmp/gpubuf-debug-kernel/root)
 #   make demo       gpubuf-bench host/alloc tables (in the QEMU guest when
 #                   gpubuf.ko cannot be loaded here)
 #   make lint       W=1, sparse and checkpatch --strict over kmod/
@@ -78,7 +82,7 @@ SYSTEM_FILES := $(UDEVRULESDIR)/60-gpubuf.rules $(SYSUSERSDIR)/gpubuf.conf \
 	$(MANDIR)/man4/gpubuf.4
 
 .PHONY: all deps module probe lint check check-kernels check-debug check-install \
-	check-deps stress demo lib install uninstall modules_install install-module \
+	check-deps fuzz stress demo lib install uninstall modules_install install-module \
 	uninstall-module install-userspace uninstall-userspace dkms-source \
 	dkms-install dkms-uninstall dkms-not-packaged post-install deb clean
 
@@ -117,6 +121,10 @@ check-kernels:
 
 check-debug:
 	GPUBUF_DEBUG_KERNEL=1 tests/check.sh
+
+FUZZ_CALLS ?= 1000000
+fuzz:
+	KDIR="$(KDIR)" FUZZ_CALLS="$(FUZZ_CALLS)" tests/fuzz/run.sh
 
 STRESS_MINUTES ?= 5
 STRESS_SECONDS ?= $(shell echo $$(($(STRESS_MINUTES) * 60)))

@@ -16,8 +16,8 @@
 # "TARGET uses TARGET..." (everything of those targets too). Two
 # placeholders: @kernel-headers (linux-headers-amd64 when no kernel was
 # chosen and none is found) and @build-depends (debian/control's, through
-# apt-get build-dep). A new make target, say fuzz, adds its lines here
-# ("fuzz uses check", "fuzz pkg ...", "fuzz cmd ...") and runs
+# apt-get build-dep). A new make target, say bench, adds its lines here
+# ("bench uses check", "bench pkg ...", "bench cmd ...") and runs
 # "scripts/install-deps.sh fuzz" before anything else. Programs of a bare
 # Debian 12 (debootstrap --variant=minbase: Priority required, and apt)
 # need no line.
@@ -116,8 +116,11 @@ demo     pkg qemu-system-x86
 demo     pkg busybox-static
 demo     pkg cpio
 demo     cmd qemu-system-x86_64 busybox cpio gzip
-# make stress: gpubuf.ko, the test modules and the stress test (a
-# kselftest program) in the QEMU guest, as make check builds them.
+# make fuzz, make stress: gpubuf.ko, the test modules and the fuzzer or
+# the stress test (kselftest programs) in the QEMU guest, as make check
+# builds them.
+fuzz     uses check
+fuzz     cmd qemu-system-x86_64 busybox cpio gzip timeout
 stress   uses check
 stress   cmd qemu-system-x86_64 busybox cpio gzip timeout
 # make check-deps: the slow proof in a fresh debootstrapped root.

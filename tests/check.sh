@@ -71,6 +71,9 @@ if step "make deb: gpubuf-dkms, libgpubuf0, libgpubuf-dev, gpubuf-tools; lintian
 		tests/dkms-build.sh "$kdir" "build/deb/gpubuf-dkms_$(cat VERSION)_all.deb"
 fi
 step "kselftest suites build" make -s -C tests/selftests OUT="$guest_tests" || finish
+# A short fuzzer run (its default 50000 calls) with the suites; make fuzz
+# runs a long one.
+step "fuzzer builds" make -s -C tests/fuzz OUT="$guest_tests" NAME=80-fuzz || finish
 # A short stress run (25 s by default) between the suites and 90-unload.
 step "stress test builds" make -s -C tests/stress OUT="$guest_tests" NAME=85-stress || finish
 # The RDMA suite links libibverbs dynamically (it dlopen()s its provider).

@@ -28,7 +28,7 @@ for i in 1 2 3 4 5; do
 done
 
 # Each suite's time limit: 900 s, or gpubuf.suite_timeout=S on the kernel
-# command line (long stress runs).
+# command line (long fuzzer and stress runs).
 suite_timeout=$(sed -n 's/.*gpubuf\.suite_timeout=\([0-9][0-9]*\).*/\1/p' /proc/cmdline)
 
 echo "gpubuf-tests-begin" > /dev/kmsg

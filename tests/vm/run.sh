@@ -19,7 +19,8 @@
 # QEMU user network (soft-RoCE needs a network device to bind to);
 # GPUBUF_VM_MODULES, more modules of the guest kernel to carry (modprobe
 # them in the guest; built-in ones need no entry; ones this kernel does
-# not have are left out with a note on stderr).
+# not have are left out with a note on stderr); GPUBUF_VM_SUITE_TIMEOUT,
+# seconds one suite may run in the guest (default 900).
 set -eu
 kdir=$1
 tests_dir=$2
@@ -110,7 +111,7 @@ nic="-nic none"
 set +e
 timeout "$timeout_s" qemu-system-x86_64 -machine q35 -cpu max -smp 2 -m "$mem" \
 	-accel tcg -kernel "$vmlinuz" -initrd "$out/initrd.gz" \
-	-append "console=ttyS0 quiet loglevel=3 panic=-1 oops=panic ${GPUBUF_VM_APPEND:-}" \
+	-append "console=ttyS0 quiet loglevel=3 panic=-1 oops=panic ${GPUBUF_VM_APPEND:-}${GPUBUF_VM_SUITE_TIMEOUT:+ gpubuf.suite_timeout=$GPUBUF_VM_SUITE_TIMEOUT}" \
 	-nographic -no-reboot -monitor none -serial stdio $nic \
 	</dev/null >"$out/console.log" 2>&1
 qemu_rc=$?
