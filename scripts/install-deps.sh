@@ -18,7 +18,7 @@
 # chosen and none is found) and @build-depends (debian/control's, through
 # apt-get build-dep). A new make target, say bench, adds its lines here
 # ("bench uses check", "bench pkg ...", "bench cmd ...") and runs
-# "scripts/install-deps.sh fuzz" before anything else. Programs of a bare
+# "scripts/install-deps.sh bench" before anything else. Programs of a bare
 # Debian 12 (debootstrap --variant=minbase: Priority required, and apt)
 # need no line.
 set -eu
