@@ -15,38 +15,12 @@
 
 #define CGROOT "/sys/fs/cgroup"
 
-static unsigned long long cg_read_key(const char *cg, const char *file,
-				      const char *key)
-{
-	char path[256], name[64];
-	unsigned long long v, found = ~0ULL;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", cg, file);
-	f = fopen(path, "r");
-	if (!f)
-		return found;
-	while (fscanf(f, "%63s %llu", name, &v) == 2)
-		if (!strcmp(name, key))
-			found = v;
-	fclose(f);
-	return found;
-}
-
 static unsigned long long cg_current(const char *cg)
 {
 	char path[256];
 
 	snprintf(path, sizeof(path), "%s/memory.current", cg);
 	return gb_read_u64(path);
-}
-
-static int cg_write(const char *cg, const char *file, const char *text)
-{
-	char path[256];
-
-	snprintf(path, sizeof(path), "%s/%s", cg, file);
-	return gb_write_str(path, text);
 }
 
 FIXTURE(memcg) {
@@ -60,7 +34,7 @@ FIXTURE_SETUP(memcg)
 	ASSERT_EQ(0, gb_write_str(CGROOT "/cgroup.subtree_control", "+memory"))
 		TH_LOG("cgroup2 with the memory controller is mounted by the test bed");
 	ASSERT_EQ(0, mkdir(self->path, 0755));
-	ASSERT_EQ(0, cg_write(self->path, "memory.max", "32M"));
+	ASSERT_EQ(0, gb_cg_write(self->path, "memory.max", "32M"));
 }
 
 FIXTURE_TEARDOWN(memcg)
@@ -77,7 +51,7 @@ static int child_in_cgroup(const char *cg)
 	unsigned long long before, charged, after;
 	int dev, fd, ret;
 
-	if (cg_write(cg, "cgroup.procs", "0"))
+	if (gb_cg_write(cg, "cgroup.procs", "0"))
 		return 10;
 	dev = gb_open();
 	if (dev < 0)
@@ -128,7 +102,7 @@ static int child_maps_charged_buffer(const char *cg)
 	int dev, fd;
 	size_t i;
 
-	if (cg_write(cg, "cgroup.procs", "0"))
+	if (gb_cg_write(cg, "cgroup.procs", "0"))
 		return 30;
 	dev = gb_open();
 	if (dev < 0)
@@ -187,7 +161,7 @@ TEST_F(memcg, limit_is_enomem_not_oom_kill)
 		TH_LOG("child killed by signal %d", WTERMSIG(status));
 	}
 	EXPECT_EQ(0, WEXITSTATUS(status));
-	EXPECT_EQ(0, cg_read_key(self->path, "memory.events", "oom_kill"));
+	EXPECT_EQ(0, gb_cg_read_key(self->path, "memory.events", "oom_kill"));
 	EXPECT_EQ(bytes, gb_stat("live_bytes"));
 	EXPECT_EQ(failed + 1, gb_stat("failed_allocs"));
 	/* The refused 128 MiB never existed, so it is not a peak. */
@@ -224,7 +198,7 @@ TEST_F(memcg, refused_requests_never_reach_the_peak)
 	if (pid == 0) {
 		int i, ret = 0;
 
-		if (cg_write(self->path, "cgroup.procs", "0"))
+		if (gb_cg_write(self->path, "cgroup.procs", "0"))
 			_exit(30);
 		for (i = 0; i < 20 && !ret; i++)
 			ret = gb_alloc(dev, big) == -ENOMEM ? 0 : 31;
@@ -264,7 +238,7 @@ TEST_F(memcg, refused_requests_never_reach_the_peak)
  */
 static unsigned long long cg_kernel_bytes(const char *cg)
 {
-	unsigned long long kernel = cg_read_key(cg, "memory.stat", "kernel");
+	unsigned long long kernel = gb_cg_read_key(cg, "memory.stat", "kernel");
 
 	return kernel != ~0ULL ? kernel : cg_current(cg);
 }
@@ -298,8 +272,8 @@ TEST_F(memcg, importer_scatterlists_are_charged)
 	unsigned long long before, after;
 	uint32_t handle;
 
-	ASSERT_EQ(0, cg_write(self->path, "memory.max", "max"));
-	ASSERT_EQ(0, cg_write(self->path, "cgroup.procs", "0"));
+	ASSERT_EQ(0, gb_cg_write(self->path, "memory.max", "max"));
+	ASSERT_EQ(0, gb_cg_write(self->path, "cgroup.procs", "0"));
 	dev = gb_open();
 	ASSERT_LE(0, dev);
 	for (i = 0; i < IMPORTERS; i++) {
@@ -351,7 +325,7 @@ static int child_maps_at_limit(const char *cg)
 	void *p;
 	int dev, fd;
 
-	if (cg_write(cg, "cgroup.procs", "0"))
+	if (gb_cg_write(cg, "cgroup.procs", "0"))
 		return 20;
 	dev = gb_open();
 	if (dev < 0)
@@ -375,14 +349,14 @@ TEST_F(memcg, mmap_at_limit_is_enomem_not_oom_kill)
 	unsigned long long buffers = gb_stat("live_buffers");
 	int status;
 
-	ASSERT_EQ(0, cg_write(self->path, "memory.max", "320M"));
+	ASSERT_EQ(0, gb_cg_write(self->path, "memory.max", "320M"));
 	status = run_child(child_maps_at_limit, self->path);
 	ASSERT_NE(-1, status);
 	ASSERT_TRUE(WIFEXITED(status)) {
 		TH_LOG("child killed by signal %d", WTERMSIG(status));
 	}
 	EXPECT_EQ(0, WEXITSTATUS(status));
-	EXPECT_EQ(0, cg_read_key(self->path, "memory.events", "oom_kill"));
+	EXPECT_EQ(0, gb_cg_read_key(self->path, "memory.events", "oom_kill"));
 	EXPECT_EQ(buffers, gb_stat("live_buffers"));
 }
 

@@ -135,6 +135,38 @@ static inline int gb_write_str(const char *path, const char *text)
 	return n;
 }
 
+/* Write @text to @file of the cgroup directory @cg. */
+static inline int gb_cg_write(const char *cg, const char *file, const char *text)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s", cg, file);
+	return gb_write_str(path, text);
+}
+
+/*
+ * The value of @key in the flat-keyed @file of directory @cg (memory.stat,
+ * memory.events; or /proc's vmstat); ~0ULL when the key or file is absent.
+ */
+static inline unsigned long long gb_cg_read_key(const char *cg,
+						const char *file,
+						const char *key)
+{
+	char path[256], name[64];
+	unsigned long long v, found = ~0ULL;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", cg, file);
+	f = fopen(path, "r");
+	if (!f)
+		return found;
+	while (fscanf(f, "%63s %llu", name, &v) == 2)
+		if (!strcmp(name, key))
+			found = v;
+	fclose(f);
+	return found;
+}
+
 static inline int gb_set_param(const char *name, unsigned long long v)
 {
 	char path[256], text[32];

@@ -277,7 +277,7 @@ int main(int argc, char **argv)
 	ksft_test_result(anchor >= 0 && !ret,
 			 "setup: a held buffer, the limits, cgroup %s (%s)\n",
 			 pressure.cg, ret ? strerror(-ret) : "ok");
-	kills_before = stress_cg_key("/proc", "vmstat", "oom_kill");
+	kills_before = gb_cg_read_key("/proc", "vmstat", "oom_kill");
 
 	w = calloc(cfg.threads, sizeof(*w));
 	if (!w)
@@ -338,7 +338,7 @@ int main(int argc, char **argv)
 			 pressure.oom_killed == pressure.oom_rounds,
 			 "memory-limited cgroup: the %lu deliberate OOM rounds were killed by its OOM killer\n",
 			 pressure.oom_rounds);
-	kills_after = stress_cg_key("/proc", "vmstat", "oom_kill");
+	kills_after = gb_cg_read_key("/proc", "vmstat", "oom_kill");
 	ksft_test_result(kills_after - kills_before == pressure.oom_killed,
 			 "no OOM kill but the deliberate ones (%llu in all)\n",
 			 kills_after - kills_before);

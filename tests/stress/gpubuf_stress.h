@@ -105,7 +105,5 @@ void stress_worker_release(struct stress_worker *w);
 int stress_pressure_setup(struct stress_pressure *p);
 void *stress_pressure_main(void *arg);
 void stress_pressure_teardown(struct stress_pressure *p);
-unsigned long long stress_cg_key(const char *cg, const char *file,
-				 const char *key);
 
 #endif /* GPUBUF_STRESS_H */

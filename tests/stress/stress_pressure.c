@@ -37,32 +37,6 @@ enum {
 	PX_SURVIVED = 40,	/* an OOM round was not killed */
 };
 
-static int cg_write(const char *cg, const char *file, const char *text)
-{
-	char path[256];
-
-	snprintf(path, sizeof(path), "%s/%s", cg, file);
-	return gb_write_str(path, text);
-}
-
-unsigned long long stress_cg_key(const char *cg, const char *file,
-				 const char *key)
-{
-	char path[256], name[64];
-	unsigned long long v, found = ~0ULL;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", cg, file);
-	f = fopen(path, "r");
-	if (!f)
-		return found;
-	while (fscanf(f, "%63s %llu", name, &v) == 2)
-		if (!strcmp(name, key))
-			found = v;
-	fclose(f);
-	return found;
-}
-
 int stress_pressure_setup(struct stress_pressure *p)
 {
 	char text[32];
@@ -73,10 +47,10 @@ int stress_pressure_setup(struct stress_pressure *p)
 	if (mkdir(p->cg, 0755))
 		return -errno;
 	snprintf(text, sizeof(text), "%llu", p->cfg->cg_max);
-	if (cg_write(p->cg, "memory.max", text))
+	if (gb_cg_write(p->cg, "memory.max", text))
 		return -errno;
 	/* No swap in the guest; none for this cgroup wherever it runs. */
-	cg_write(p->cg, "memory.swap.max", "0");
+	gb_cg_write(p->cg, "memory.swap.max", "0");
 	p->ready = 1;
 	return 0;
 }
@@ -204,7 +178,7 @@ static int pressure_child(const struct stress_pressure *p, int oom,
 	int dev, vgem = vgem_open();
 
 	prefault();
-	if (cg_write(p->cg, "cgroup.procs", "0"))
+	if (gb_cg_write(p->cg, "cgroup.procs", "0"))
 		return PX_CGROUP;
 	dev = gb_open();
 	if (dev < 0)
@@ -224,7 +198,7 @@ static double now_s(void)
 
 static void pressure_round(struct stress_pressure *p, int oom, uint64_t rnd)
 {
-	unsigned long long kills = stress_cg_key(p->cg, "memory.events",
+	unsigned long long kills = gb_cg_read_key(p->cg, "memory.events",
 						 "oom_kill");
 	unsigned long long after;
 	int status, reaped;
@@ -240,7 +214,7 @@ static void pressure_round(struct stress_pressure *p, int oom, uint64_t rnd)
 	if (!reaped)
 		stress_fail(&p->fails, "pressure: fork or wait: %s",
 			    strerror(errno));
-	after = stress_cg_key(p->cg, "memory.events", "oom_kill");
+	after = gb_cg_read_key(p->cg, "memory.events", "oom_kill");
 	/* Closed even on failure: later splats must not pass as this one. */
 	if (oom)
 		kmsg("gpubuf-stress: oom-kill window closed%s\n", "");
