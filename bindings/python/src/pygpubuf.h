@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gpubuf._gpubuf: the CPython extension over libgpubuf. Shared declarations
+ * of its types (one file each: context.c, buffer.c, matrix.c, device.c),
+ * the DLPack capsules (dlpack.c) and the errors and dtypes (module.c).
+ *
+ * Ownership: every Buffer, Matrix, exported tensor and device view holds
+ * its own libgpubuf buffer reference, so any of them may outlive the
+ * others and the Context that made them.
+ */
+#ifndef PYGPUBUF_H
+#define PYGPUBUF_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <gpubuf.h>
+
+/* ---- errors and dtypes (module.c) -------------------------------------- */
+
+extern PyObject *pgb_Error;		/* gpubuf.Error(OSError) */
+extern PyObject *pgb_NoDeviceError;	/* ENODEV, ENOENT */
+extern PyObject *pgb_UnsupportedError;	/* EOPNOTSUPP */
+
+/*
+ * Raise the gpubuf.Error subclass for err (a negative errno) with what and
+ * gpubuf_strerror(err); with_detail adds gpubuf_last_error(), which only
+ * the GPU layers clear and fill. Returns NULL for "return pgb_raise(...)".
+ */
+PyObject *pgb_raise(int err, const char *what, int with_detail);
+
+struct pgb_dtype_info {
+	const char *name;		/* "float32" */
+	enum gpubuf_dtype dtype;
+	const char *format;		/* struct module / PEP 3118, NULL: none */
+	const char *typestr;		/* __array_interface__, NULL: none */
+};
+
+const struct pgb_dtype_info *pgb_dtype_info(enum gpubuf_dtype dtype);
+/* A str name, a numpy.dtype, a numpy scalar type or a torch.dtype. */
+int pgb_dtype_from_object(PyObject *obj, enum gpubuf_dtype *out);
+/* "C" or "F" (case-insensitive); NULL or None is "C". */
+int pgb_order_from_object(PyObject *obj, enum gpubuf_layout *out);
+/* "r", "w" or "rw" to GPUBUF_ACCESS_*. */
+int pgb_access_from_str(const char *mode, unsigned int *out);
+
+/* ---- Context (context.c) ------------------------------------------------ */
+
+typedef struct {
+	PyObject_HEAD
+	struct gpubuf_ctx *ctx;		/* NULL once closed and unused */
+	int closed;
+	int dmabuf;			/* buffers have a dma-buf fd */
+	Py_ssize_t pools;		/* live Pool objects borrowing ctx */
+} pgb_Context;
+
+extern PyTypeObject pgb_ContextType;
+/* ctx of a Context that is open, else NULL with ValueError set. */
+struct gpubuf_ctx *pgb_context_get(pgb_Context *self);
+/* A Pool is gone: close the context if close() waited for it. */
+void pgb_context_pool_gone(pgb_Context *self);
+
+/* ---- Buffer, CpuAccess, Pool (buffer.c) --------------------------------- */
+
+typedef struct {
+	PyObject_HEAD
+	struct gpubuf *buf;		/* one reference; NULL after put() */
+	int dmabuf;
+	Py_ssize_t exports;		/* live buffer-protocol views */
+} pgb_Buffer;
+
+typedef struct {
+	PyObject_HEAD
+	pgb_Context *context;		/* strong: the pool borrows its ctx */
+	struct gpubuf_pool *pool;	/* NULL once closed */
+} pgb_Pool;
+
+extern PyTypeObject pgb_BufferType;
+extern PyTypeObject pgb_CpuAccessType;
+extern PyTypeObject pgb_PoolType;
+
+/* A new Buffer owning the caller's reference to buf (taken over). */
+PyObject *pgb_buffer_new(struct gpubuf *buf, int dmabuf);
+/* A CpuAccess context manager for buf (takes its own reference). */
+PyObject *pgb_cpu_access_new(struct gpubuf *buf, const char *mode);
+PyObject *pgb_pool_new(pgb_Context *context, Py_ssize_t max_cached,
+		       Py_ssize_t max_class);
+
+/* ---- Matrix (matrix.c) --------------------------------------------------- */
+
+typedef struct {
+	PyObject_HEAD
+	struct gpubuf_matrix m;		/* owns one buffer reference */
+	int dmabuf;
+	Py_ssize_t shape[2];		/* buffer protocol: element counts */
+	Py_ssize_t strides[2];		/* buffer protocol: bytes */
+} pgb_Matrix;
+
+extern PyTypeObject pgb_MatrixType;
+
+/* A new Matrix for m, taking one more reference to m->buf. */
+PyObject *pgb_matrix_new(const struct gpubuf_matrix *m, int dmabuf);
+
+/* ---- DLPack (dlpack.c) --------------------------------------------------- */
+
+/* kDLCPU, kDLCUDA and kDLROCM as dlpack.h numbers them. */
+enum { PGB_DL_CPU = 1, PGB_DL_CUDA = 2, PGB_DL_ROCM = 10 };
+
+/*
+ * __dlpack__(stream=, max_version=, dl_device=, copy=) of a view of
+ * device_type/device_id: checks the keywords against what gpubuf can give,
+ * then returns a "dltensor" or "dltensor_versioned" capsule.
+ */
+PyObject *pgb_dlpack_export(const struct gpubuf_matrix *m, int device_type,
+			    int device_id, PyObject *args, PyObject *kwargs);
+/* 1 when this build makes versioned (DLPack >= 1.0) capsules. */
+int pgb_dlpack_versioned_available(void);
+
+/* ---- CUDA and HSA views (device.c) ------------------------------------- */
+
+extern PyTypeObject pgb_DeviceMatrixType;
+
+PyObject *pgb_device_matrix_new(pgb_Matrix *host, int device_type,
+				int device, int read_only);
+
+#endif /* PYGPUBUF_H */
