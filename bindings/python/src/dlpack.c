@@ -40,9 +40,13 @@ static const char pgb_capsule_name_v1[] = "dltensor_versioned";
 
 static void pgb_capsule_destructor(PyObject *capsule)
 {
+#if PY_VERSION_HEX >= 0x030C0000
+	PyObject *pending = PyErr_GetRaisedException();
+#else
 	PyObject *type, *value, *tb;
 
 	PyErr_Fetch(&type, &value, &tb);
+#endif
 	if (PyCapsule_IsValid(capsule, pgb_capsule_name)) {
 		DLManagedTensor *t = PyCapsule_GetPointer(capsule, pgb_capsule_name);
 
@@ -58,7 +62,11 @@ static void pgb_capsule_destructor(PyObject *capsule)
 			t->deleter(t);
 	}
 #endif
+#if PY_VERSION_HEX >= 0x030C0000
+	PyErr_SetRaisedException(pending);
+#else
 	PyErr_Restore(type, value, tb);
+#endif
 }
 
 int pgb_dlpack_versioned_available(void)

@@ -16,6 +16,27 @@
 
 #include <gpubuf.h>
 
+/* Python 3.9 (bullseye) lacks these 3.10 conveniences. */
+#if PY_VERSION_HEX < 0x030A0000
+static inline PyObject *pgb_new_ref(PyObject *obj)
+{
+	Py_INCREF(obj);
+	return obj;
+}
+#define Py_NewRef(obj) pgb_new_ref((PyObject *)(obj))
+
+static inline int PyModule_AddObjectRef(PyObject *mod, const char *name,
+					PyObject *value)
+{
+	Py_INCREF(value);
+	if (PyModule_AddObject(mod, name, value) < 0) {
+		Py_DECREF(value);
+		return -1;
+	}
+	return 0;
+}
+#endif
+
 /* ---- errors and dtypes (module.c) -------------------------------------- */
 
 extern PyObject *pgb_Error;		/* gpubuf.Error(OSError) */

@@ -1,0 +1,130 @@
+# SPDX-License-Identifier: MIT
+"""m.cuda() and m.hsa() against libgpubuf's stand-in drivers (tests/cudastub,
+tests/hsastub: they touch no GPU) and against no driver at all. Each case
+runs in a child interpreter, because libgpubuf loads a runtime once per
+process and these cases need different ones."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+LIB_BUILD = os.environ.get("GPUBUF_LIB_BUILD", os.path.join(TOP, "libgpubuf", "build"))
+CUDA_STUB = os.path.join(LIB_BUILD, "cudastub")
+HSA_STUB = os.path.join(LIB_BUILD, "hsastub")
+
+PRELUDE = """
+import ctypes, gc, sys
+import gpubuf
+sys.path.insert(0, %r)
+import dlpack_ctypes as dl
+ctx = gpubuf.open()
+m = ctx.zeros((64, 32), dtype="float32")
+""" % os.path.dirname(os.path.abspath(__file__))
+
+
+def run(code, **env):
+    e = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), **env)
+    p = subprocess.run([sys.executable, "-c", PRELUDE + textwrap.dedent(code)],
+                       env=e, capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return p.stdout
+
+
+def need(path):
+    if not os.path.exists(path):
+        pytest.fail("%s missing: build it with make -C libgpubuf check "
+                    "(bindings/python/run-tests.sh does)" % path)
+
+
+def test_cuda_without_driver_names_the_cause():
+    out = run("""
+        try:
+            m.cuda()
+        except gpubuf.NoDeviceError as e:
+            print(e.errno, e)
+    """, LD_LIBRARY_PATH="/nonexistent")
+    assert out.startswith("19 ") and "libcuda.so.1" in out
+
+
+def test_cuda_view_on_the_stand_in_driver():
+    need(os.path.join(CUDA_STUB, "libcuda.so.1"))
+    out = run("""
+        stub = ctypes.CDLL("libcuda.so.1")
+        s = m[8:40, 4:20]
+        d = s.cuda(0)
+        assert d.__dlpack_device__() == (gpubuf.DL_CUDA, 0)
+        assert stub.custub_registrations() == 1
+        cai = d.__cuda_array_interface__
+        assert cai["shape"] == (32, 16) and cai["strides"] == s.strides
+        assert cai["data"] == (d.data_ptr, False) and cai["version"] == 3
+        cap = d.__dlpack__(stream=1)
+        t, _ = dl.tensor(cap)
+        assert t.device.device_type == gpubuf.DL_CUDA and t.data == d.data_ptr
+        assert dl.strides(t) == (m.ld, 1)
+        d.close()
+        assert stub.custub_registrations() == 1    # the capsule's count
+        del cap, t
+        gc.collect()
+        assert stub.custub_registrations() == 0
+        try:
+            d.__dlpack__()
+        except ValueError as e:
+            print("closed:", e)
+        ro = m.cuda(1, read_only=True)
+        assert ro.__cuda_array_interface__["data"][1] is True
+        try:
+            ro.__dlpack__()          # a classic capsule would let the GPU write
+        except gpubuf.Error as e:
+            print("ro:", e.errno)
+        del ro
+        gc.collect()
+        msg = ctypes.create_string_buffer(256)
+        assert stub.custub_violations(msg, 256) == 0, msg.value
+        print("ok")
+    """, LD_LIBRARY_PATH=CUDA_STUB, CUSTUB_DEVICES="2")
+    assert "closed: gpubuf: the cuda view is closed" in out
+    assert "ro: 30" in out and out.rstrip().endswith("ok")
+
+
+def test_cuda_no_device_on_the_stand_in():
+    need(os.path.join(CUDA_STUB, "libcuda.so.1"))
+    out = run("""
+        try:
+            m.cuda(5)
+        except gpubuf.Error as e:
+            print(type(e).__name__, e.errno, e)
+    """, LD_LIBRARY_PATH=CUDA_STUB, CUSTUB_DEVICES="2")
+    assert out.startswith("NoDeviceError 19 [Errno 19] gpubuf_cuda_register: ")
+    assert "(no CUDA device 5 (2 present))" in out
+
+
+def test_hsa_view_on_the_stand_in_runtime():
+    need(os.path.join(HSA_STUB, "libhsa-runtime64.so.1"))
+    out = run("""
+        stub = ctypes.CDLL("libhsa-runtime64.so.1")
+        d = m.T.hsa(1)
+        assert d.__dlpack_device__() == (gpubuf.DL_ROCM, 1)
+        assert stub.hsastub_locks() == 1
+        t, _ = dl.tensor(d.__dlpack__())
+        assert t.device.device_type == gpubuf.DL_ROCM and t.device.device_id == 1
+        assert t.data == d.data_ptr
+        del t                               # dropped unused: count back
+        gc.collect()
+        try:
+            d.__cuda_array_interface__
+        except AttributeError:
+            pass
+        d.close()
+        assert stub.hsastub_locks() == 0
+        try:
+            m.hsa(7)
+        except gpubuf.NoDeviceError as e:
+            print("no agent:", e.errno)
+        msg = ctypes.create_string_buffer(256)
+        assert stub.hsastub_violations(msg, 256) == 0, msg.value
+        print("ok")
+    """, LD_LIBRARY_PATH=HSA_STUB, HSASTUB_GPUS="2")
+    assert "no agent: 19" in out and out.rstrip().endswith("ok")
