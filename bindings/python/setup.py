@@ -2,10 +2,12 @@
 """Build gpubuf's CPython extension against libgpubuf.
 
 Which libgpubuf:
-  GPUBUF_IN_TREE=1   the tree's own build (libgpubuf/build, from `make lib`),
-                     linked with an RPATH to it: for tests, not for installing
-  otherwise          pkg-config gpubuf (what `make install` installed), and
-                     the tree's build when pkg-config does not know gpubuf.
+  GPUBUF_IN_TREE=1   the tree's own build (libgpubuf/build from `make lib`, or
+                     GPUBUF_LIB_BUILD), linked with an RPATH to it: for
+                     tests and `make python`, not for installing
+  otherwise          pkg-config gpubuf (what `make install` installed), else
+                     the tree's headers and build without an RPATH: the
+                     extension then loads the system's libgpubuf.so.0.
 Offline: only setuptools and python3-dev are used (pip install
 --no-build-isolation ./bindings/python, or python3 setup.py build).
 """
@@ -17,7 +19,7 @@ from setuptools import Extension, setup
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.normpath(os.path.join(HERE, "..", ".."))
-LIB_BUILD = os.path.join(TOP, "libgpubuf", "build")
+LIB_BUILD = os.environ.get("GPUBUF_LIB_BUILD") or os.path.join(TOP, "libgpubuf", "build")
 
 
 def version():
@@ -53,7 +55,7 @@ def libgpubuf_flags():
                       os.path.join(LIB_BUILD, "include")],
         library_dirs=[LIB_BUILD],
         libraries=["gpubuf"],
-        runtime_library_dirs=[LIB_BUILD])
+        runtime_library_dirs=[LIB_BUILD] if in_tree else [])
 
 
 SOURCES = ["module.c", "context.c", "buffer.c", "matrix.c", "dlpack.c",

@@ -74,6 +74,9 @@ class _Tap:
             self.line(False, name + " (teardown)")
 
     def pytest_collectreport(self, report):
+        if report.skipped:      # a module's importorskip: say what was left out
+            reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else ""
+            self.line(True, "collect %s" % report.nodeid, " # SKIP %s" % reason)
         if report.failed:
             self.line(False, "collect %s" % report.nodeid)
             for text in str(report.longrepr).splitlines()[-15:]:
