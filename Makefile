@@ -32,6 +32,13 @@
 #   make check-install  boot a Debian 12 system in QEMU and install gpubuf
 #                   as a user would: packages, DKMS, a kernel update (slow)
 #   make lib        build libgpubuf
+#   make python     the Python extension (bindings/python) against this
+#                   tree's libgpubuf, in build/python/lib (PYTHONPATH)
+#   make install-python  install the extension for PYTHON (/usr/bin/python3)
+#                   into PYTHON_SITEDIR (PREFIX/lib/python3.X/dist-packages),
+#                   built against the installed libgpubuf (pkg-config) or,
+#                   without one, this tree's headers; DESTDIR is honoured
+#   make uninstall-python  remove it again
 #   make check-deps the Debian packages each target installs, proved in a
 #                   fresh debootstrapped Debian 12 (root; slow)
 #   make clean
@@ -59,6 +66,9 @@ KERNEL_RELEASE = $(or $(KVER),$(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"$$
 
 PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
+# Debian's interpreter, where python3-numpy and python3-torch install.
+PYTHON ?= /usr/bin/python3
+PYTHON_SITEDIR ?= $(PREFIX)/lib/$(shell $(PYTHON) -c 'import sys; print("python%d.%d" % sys.version_info[:2])' 2>/dev/null)/dist-packages
 BINDIR ?= $(PREFIX)/bin
 INCLUDEDIR ?= $(PREFIX)/include
 MANDIR ?= $(PREFIX)/share/man
@@ -82,7 +92,8 @@ SYSTEM_FILES := $(UDEVRULESDIR)/60-gpubuf.rules $(SYSUSERSDIR)/gpubuf.conf \
 	$(MANDIR)/man4/gpubuf.4
 
 .PHONY: all deps module probe lint check check-kernels check-debug check-install \
-	check-deps fuzz stress demo lib install uninstall modules_install install-module \
+	check-deps fuzz stress demo lib python install-python uninstall-python \
+	install uninstall modules_install install-module \
 	uninstall-module install-userspace uninstall-userspace dkms-source \
 	dkms-install dkms-uninstall dkms-not-packaged post-install deb clean
 
@@ -92,7 +103,8 @@ all: module
 # (default: module); sub-makes for internal targets have nothing to add.
 # DKMS's copy of the source (DKMS_SOURCES) has no installer: dkms itself
 # depends on the compiler and make.
-DEPS_GOALS := module probe lib lint install uninstall dkms-install dkms-uninstall
+DEPS_GOALS := module probe lib python install-python uninstall-python lint install \
+	uninstall dkms-install dkms-uninstall
 deps:
 	@goals='$(if $(MAKECMDGOALS),$(filter $(DEPS_GOALS),$(MAKECMDGOALS)),module)'; \
 	if [ -n "$$goals" ] && [ -f scripts/install-deps.sh ]; then KVER='$(KVER)' \
@@ -136,6 +148,24 @@ demo:
 
 lib: deps
 	$(MAKE) -C libgpubuf
+
+python: deps
+	PYTHON=$(PYTHON) bindings/python/run-tests.sh build $(CURDIR)/build/python
+	@echo "gpubuf: PYTHONPATH=$(CURDIR)/build/python/lib $(PYTHON) -c 'import gpubuf'"
+
+PY_BUILD := $(CURDIR)/build/python-install
+install-python: deps
+	$(MAKE) -C libgpubuf
+	rm -rf $(PY_BUILD)
+	cd bindings/python && $(PYTHON) setup.py -q build --build-base $(PY_BUILD)/build \
+		--build-lib $(PY_BUILD)/lib && rm -rf gpubuf.egg-info
+	install -d $(DESTDIR)$(PYTHON_SITEDIR)/gpubuf
+	install -m 0644 $(PY_BUILD)/lib/gpubuf/__init__.py $(PY_BUILD)/lib/gpubuf/__init__.pyi \
+		$(PY_BUILD)/lib/gpubuf/py.typed $(DESTDIR)$(PYTHON_SITEDIR)/gpubuf/
+	install -m 0755 $(PY_BUILD)/lib/gpubuf/_gpubuf*.so $(DESTDIR)$(PYTHON_SITEDIR)/gpubuf/
+
+uninstall-python: deps
+	rm -rf $(DESTDIR)$(PYTHON_SITEDIR)/gpubuf
 
 check-install:
 	tests/install/check-install.sh

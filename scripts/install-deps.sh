@@ -39,6 +39,18 @@ lib      pkg gcc
 lib      pkg libc6-dev
 lib      pkg libdlpack-dev    dlpack/dlpack.h: the DLPack export is always built
 lib      cmd make gcc ar
+# make python, make install-python: the CPython extension over libgpubuf.
+# NumPy and PyTorch are optional for it (make check's tests use them).
+python   uses lib
+python   pkg python3          the interpreter the extension is built for
+python   pkg python3-dev      Python.h
+python   pkg python3-setuptools setup.py
+python   cmd python3
+install-python uses python
+install-python cmd install
+uninstall-python pkg make
+uninstall-python pkg python3  PYTHON_SITEDIR comes from the interpreter
+uninstall-python cmd make python3
 # make install / uninstall; the DKMS variants.
 install  uses module lib
 install  pkg kmod             depmod after the module is installed
@@ -69,7 +81,7 @@ deb      pkg build-essential
 deb      pkg @build-depends   debian/control's Build-Depends, through apt-get build-dep
 deb      cmd dpkg-buildpackage dpkg-checkbuilddeps dh lintian fakeroot
 # make check: lint, build, packages, install tests, the QEMU guest.
-check    uses lint lib install deb
+check    uses lint lib install deb python
 check    pkg g++              the C++ check of gpubuf.h (libgpubuf's make check)
 check    pkg pkgconf          pkg-config builds the README example
 check    pkg python3          libgpubuf's test generators
@@ -87,6 +99,9 @@ check    pkg ibverbs-providers the rxe provider carried into the guest
 check    pkg rdma-core
 check    pkg iproute2         rdma link add in the guest
 check    pkg dkms             tests/dkms-build.sh
+check    pkg python3-pytest   the Python binding's tests
+check    pkg python3-numpy    NumPy sharing gpubuf memory
+check    pkg python3-torch    PyTorch sharing gpubuf memory
 check    cmd qemu-system-x86_64 busybox cpio gzip ldd g++ pkg-config python3 dkms dpkg-deb rdma timeout
 # make check-kernels: make check, then debootstrapped suites.
 check-kernels uses check

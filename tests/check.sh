@@ -153,6 +153,20 @@ if [ -f libgpubuf/Makefile ]; then
 	drm_host_files="$drm_libs"
 fi
 
+# The Python binding against the tree's libgpubuf, on the memfd backend
+# here (gpubuf.ko cannot be loaded on the host); the guest runs the same
+# tests on the module backend (65-python, below).
+python_ok=
+if [ -f bindings/python/run-tests.sh ]; then
+	log "Python binding host tests (memfd backend)"
+	if step "Python extension builds against the tree's libgpubuf" \
+		bindings/python/run-tests.sh build "$top/build/python"; then
+		python_ok=1
+		GPUBUF_BACKEND=memfd bindings/python/run-tests.sh run "$top/build/python" \
+			>"$results/22-python-host.tap" 2>&1
+	fi
+fi
+
 if [ -f tools/Makefile ]; then
 	log "tools host tests"
 	make -s --no-print-directory -C tools check >"$results/25-tools-host.tap" 2>&1 ||

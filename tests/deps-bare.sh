@@ -6,7 +6,7 @@
 # TARGET, then every command the table declares for it, then the target's
 # first stage (tests/deps-stage.sh). Needs root and the Debian mirror; slow
 # (each target downloads and installs its packages). Prints TAP.
-# Usage: deps-bare.sh [TARGET...]   (default: check-debug lib module)
+# Usage: deps-bare.sh [TARGET...]   (default: check-debug lib module python)
 # Environment: GPUBUF_DEPS_DIR, the pristine root's tarball and the work
 # root (default /var/tmp/gpubuf-deps); GPUBUF_DEPS_INSTALLER, an installer
 # to run instead of the tree's (to show an older one failing);
@@ -19,7 +19,7 @@ dir=${GPUBUF_DEPS_DIR:-/var/tmp/gpubuf-deps}
 mirror=${GPUBUF_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 root=$dir/root
 . "$top/tests/tap-emit.sh"
-[ $# -gt 0 ] || set -- check-debug lib module
+[ $# -gt 0 ] || set -- check-debug lib module python
 
 finish() {
 	umount "$root/proc" 2>/dev/null

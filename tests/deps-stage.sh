@@ -10,6 +10,7 @@
 #     certs/system_certificates.o (extract-cert: libssl), out of tree
 #   lib: make -C libgpubuf without CUDA (nvcc alone would take minutes)
 #   module: make module
+#   python: make lib as above, then the extension against it, imported
 # Exit 0 when the stage passed, 77 for a target without one, else failed.
 # WORK keeps the extracted kernel source between runs.
 # Usage: deps-stage.sh TARGET WORK
@@ -57,6 +58,15 @@ lib)
 	make -s -C "$top/libgpubuf" O="$work/lib" CUDA=no ;;
 module)
 	make -s -C "$top" module ;;
+python)
+	rm -rf "${work:?}/lib" "$work/python"
+	make -s -C "$top/libgpubuf" O="$work/lib" CUDA=no
+	cd "$top/bindings/python"
+	GPUBUF_IN_TREE=1 GPUBUF_LIB_BUILD="$work/lib" python3 setup.py -q build \
+		--build-base "$work/python/build" --build-lib "$work/python/lib"
+	rm -rf gpubuf.egg-info
+	PYTHONPATH="$work/python/lib" GPUBUF_BACKEND=memfd python3 -c \
+		'import gpubuf; print(gpubuf.open().zeros((2, 2))[1, 1])' ;;
 *)
 	exit 77 ;;
 esac

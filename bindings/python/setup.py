@@ -14,6 +14,7 @@ Offline: only setuptools and python3-dev are used (pip install
 import os
 import shlex
 import subprocess
+import sys
 
 from setuptools import Extension, setup
 
@@ -41,6 +42,8 @@ def libgpubuf_flags():
     cflags = None if in_tree else pkg_config("--cflags")
     libs = None if in_tree else pkg_config("--libs")
     if cflags is not None and libs is not None:
+        print("gpubuf: building against the installed libgpubuf (pkg-config gpubuf: %s)"
+              % " ".join(cflags + libs), file=sys.stderr)
         return dict(
             include_dirs=[f[2:] for f in cflags if f.startswith("-I")],
             library_dirs=[f[2:] for f in libs if f.startswith("-L")],
@@ -50,6 +53,8 @@ def libgpubuf_flags():
         raise SystemExit(
             "gpubuf: no installed libgpubuf (pkg-config gpubuf) and no "
             f"in-tree build in {LIB_BUILD}: run `make lib` or `make install` first")
+    print("gpubuf: building against the tree's libgpubuf in %s%s" % (
+        LIB_BUILD, ", RPATH to it" if in_tree else ""), file=sys.stderr)
     return dict(
         include_dirs=[os.path.join(TOP, "libgpubuf", "include"),
                       os.path.join(LIB_BUILD, "include")],

@@ -5,7 +5,9 @@
 # udev, sysusers and modules-load.d files), the README example builds with
 # pkg-config against it, and make uninstall with the same variables removes
 # every file again. Once with Debian's layout (PREFIX=/usr, multiarch
-# LIBDIR), once with the defaults (/usr/local). Prints TAP.
+# LIBDIR), once with the defaults (/usr/local). With each, make
+# install-python against that install runs the README's Python one-liner.
+# Prints TAP.
 # Usage: destdir.sh KDIR
 set -u
 kdir=$1
@@ -42,6 +44,42 @@ expected() {
 		echo usr/lib/sysusers.d/gpubuf.conf
 		echo usr/lib/modules-load.d/gpubuf.conf
 	} | sort
+}
+
+# The README's Python install steps against the DESTDIR's libgpubuf (found
+# through its gpubuf.pc, as a staged build finds it), then the README's
+# one-liner; make uninstall-python removes it again.
+# python_layout NAME PREFIX LIBDIR_IN_DESTDIR VARS
+python_layout() {
+	name=$1 prefix=$2 lib=$3 vars=$4
+	py=/usr/bin/python3
+	site=$dest$prefix/lib/$($py -c 'import sys; print("python%d.%d" % sys.version_info[:2])')/dist-packages
+	# shellcheck disable=SC2086
+	if PKG_CONFIG_PATH= PKG_CONFIG_LIBDIR=$lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$dest \
+		make -s -C "$top" install-python $vars >"$work/$name-python.log" 2>&1; then
+		emit 1 "$name: make install-python $vars"
+	else
+		emit 0 "$name: make install-python $vars" "$work/$name-python.log"
+		return
+	fi
+	files=$(cd "$site/gpubuf" && ls | sed 's/^_gpubuf\..*\.so$/_gpubuf.so/' | tr '\n' ' ')
+	ext=$(ls "$site"/gpubuf/_gpubuf*.so)
+	if [ "$files" = "__init__.py __init__.pyi _gpubuf.so py.typed " ] &&
+		! readelf -d "$ext" | grep -Eq 'RPATH|RUNPATH' &&
+		readelf -d "$ext" | grep -q 'NEEDED.*libgpubuf\.so\.'; then
+		emit 1 "$name: the package is ${site#"$dest"}/gpubuf/{$files}, the extension needs libgpubuf.so.N, no RPATH"
+	else
+		{ echo "files: $files"; readelf -d "$ext"; } >"$work/$name-python.files"
+		emit 0 "$name: the installed package's files and dynamic section" "$work/$name-python.files"
+	fi
+	out=$(cd / && LD_LIBRARY_PATH=$lib PYTHONPATH=$site GPUBUF_BACKEND=memfd $py -c \
+		'import gpubuf, numpy as np; m = gpubuf.open().empty((4, 4)); np.asarray(m)[:] = 1; print(np.from_dlpack(m).sum())' 2>&1)
+	[ "$out" = 16.0 ]
+	emit $((! $?)) "$name: the README's Python one-liner prints 16.0 (got: $(echo "$out" | tail -n 1))"
+	# shellcheck disable=SC2086
+	make -s -C "$top" uninstall-python $vars >>"$work/$name-python.log" 2>&1 &&
+		[ ! -e "$site/gpubuf" ]
+	emit $((! $?)) "$name: make uninstall-python removes the package" "$work/$name-python.log"
 }
 
 # layout NAME PREFIX LIBDIR
@@ -84,6 +122,7 @@ layout() {
 	else
 		emit 0 "$name: the README example builds with pkg-config --cflags --libs gpubuf and runs" "$work/$name-example.log"
 	fi
+	python_layout "$name" "$prefix" "$lib" "$vars"
 	# shellcheck disable=SC2086
 	if make -s -C "$top" uninstall $vars >"$work/$name-uninstall.log" 2>&1; then
 		emit 1 "$name: make uninstall $vars"

@@ -46,11 +46,14 @@ class _Tap:
     def __init__(self, path):
         self.out = sys.stdout if path == "-" else open(path, "w")
         self.n = 0
+        # Each result names the backend it ran on.
+        with gpubuf.open() as c:
+            self.prefix = "python [%s backend]: " % c.backend
 
     def line(self, ok, name, extra=""):
         self.n += 1
-        self.out.write("%s %d - python: %s%s\n" % (
-            "ok" if ok else "not ok", self.n, name, extra))
+        self.out.write("%s %d - %s%s%s\n" % (
+            "ok" if ok else "not ok", self.n, self.prefix, name, extra))
         self.out.flush()
 
     def pytest_runtest_logreport(self, report):
