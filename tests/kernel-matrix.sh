@@ -16,6 +16,44 @@ mirror=${GPUBUF_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 matrix=${GPUBUF_MATRIX_DIR:-/var/tmp/gpubuf-matrix}
 . "$top/tests/tap-emit.sh"
 
+# The Python binding with the suite's own Python, NumPy, PyTorch and
+# DLPack, on the memfd backend in the chroot: trixie's and sid's DLPack
+# (1.0, 1.3) make versioned capsules, which their NumPy 2 and PyTorch 2
+# ask for. Not on a suite whose NumPy predates from_dlpack (bullseye's
+# 1.19): said as a comment, not counted.
+python_suite() {
+	mountpoint -q "$root/proc" || mount -t proc proc "$root/proc"
+	chroot "$root" sh -c "DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+		--no-install-recommends python3-dev python3-setuptools python3-numpy \
+		python3-pytest python3-torch" >"$log.py" 2>&1
+	if ! chroot "$root" python3 -c 'import numpy; numpy.from_dlpack' >>"$log.py" 2>&1; then
+		echo "# $suite: Python tests not run: $(chroot "$root" python3 -c \
+			'import numpy; print("NumPy", numpy.__version__)' 2>&1) has no from_dlpack"
+		umount "$root/proc" 2>/dev/null
+		return
+	fi
+	chroot "$root" sh -c "cd /src && bindings/python/run-tests.sh build /tmp/gpubuf-python" \
+		>>"$log.py" 2>&1
+	st=$?
+	[ $st = 0 ] || umount "$root/proc" 2>/dev/null
+	emit $((! st)) "$suite: the Python extension builds with $(chroot "$root" python3 --version 2>&1)" "$log.py"
+	[ $st = 0 ] || return
+	chroot "$root" sh -c "cd /src && GPUBUF_BACKEND=memfd bindings/python/run-tests.sh run /tmp/gpubuf-python" \
+		>"$log.py.tap" 2>&1
+	umount "$root/proc" 2>/dev/null
+	grep '^# python:' "$log.py.tap" | sed "s/^# /# $suite: /"
+	while IFS= read -r line; do
+		case $line in
+		"ok "*|"not ok "*)
+			status=${line%% [0-9]*}
+			text=${line#* - }
+			emit "$([ "$status" = ok ] && echo 1 || echo 0)" "$suite: $text"
+			;;
+		esac
+	done <"$log.py.tap"
+	grep -q '^1\.\.[0-9]' "$log.py.tap" || emit 0 "$suite: the Python tests printed no plan" "$log.py.tap"
+}
+
 for suite in "$@"; do
 	root=$matrix/$suite
 	log=$matrix/$suite.log
@@ -71,6 +109,7 @@ for suite in "$@"; do
 	emit "$([ $st = 0 ] && echo 1 || echo 0)" \
 		"$suite: libgpubuf host tests with $(head -n 1 "$log.lib.run" | grep -o 'gcc.*' || echo 'the suite compiler')$dlpack_note: $(tail -n 1 "$log.lib.run")" "$log.lib"
 	grep -h '^#define' "$root/src/kmod/gpubuf_compat_probed.h" | sed "s/^/# $suite: /"
+	python_suite
 
 	GPUBUF_VM_SYSROOT=$root GPUBUF_VM_KO_DIR=$root/src \
 		GPUBUF_VM_OUT=$matrix/vm-$suite \

@@ -47,7 +47,10 @@ def snapshot():
 
 def test_create_export_drop_cycles(ctx):
     np = pytest.importorskip("numpy")
-    torch = pytest.importorskip("torch")
+    try:                        # the kernel matrix's roots may lack it
+        import torch
+    except ImportError:
+        torch = None
 
     def cycle(i):
         m = ctx.empty((64, 48), dtype="float32", order="F" if i & 1 else "C")
@@ -56,7 +59,7 @@ def test_create_export_drop_cycles(ctx):
         s = m[8:40, 4:44].T
         cap = s.__dlpack__()                  # dropped unused
         d = np.from_dlpack(s)
-        t = torch.from_dlpack(m)
+        t = torch.from_dlpack(m) if torch else np.from_dlpack(m)
         assert t[0, 0].item() == i and d.shape == (40, 32)
         if i % 7 == 0:
             c = m.__dlpack__(copy=True)
