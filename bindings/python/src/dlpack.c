@@ -55,7 +55,7 @@ static void pgb_capsule_destructor(PyObject *capsule)
 	}
 #ifdef PGB_HAVE_DLPACK_V1
 	else if (PyCapsule_IsValid(capsule, pgb_capsule_name_v1)) {
-		DLManagedTensorVersioned *t =
+		struct DLManagedTensorVersioned *t =
 			PyCapsule_GetPointer(capsule, pgb_capsule_name_v1);
 
 		if (t->deleter)
@@ -85,7 +85,7 @@ struct pgb_copy {
 	union {
 		DLManagedTensor legacy;
 #ifdef PGB_HAVE_DLPACK_V1
-		DLManagedTensorVersioned v1;
+		struct DLManagedTensorVersioned v1;
 #endif
 	} t;
 	int64_t shape[2];
@@ -98,7 +98,7 @@ static void pgb_copy_delete(DLManagedTensor *t)
 }
 
 #ifdef PGB_HAVE_DLPACK_V1
-static void pgb_copy_delete_v1(DLManagedTensorVersioned *t)
+static void pgb_copy_delete_v1(struct DLManagedTensorVersioned *t)
 {
 	free(t->manager_ctx);
 }
@@ -213,12 +213,20 @@ static int pgb_dlpack_parse(int device_type, int device_id, PyObject *args,
 	}
 	req->versioned = 0;
 	if (max_version != Py_None) {
+		if (!PyTuple_Check(max_version)) {
+			PyErr_SetString(PyExc_TypeError, "gpubuf: max_version must be a (major, minor) tuple");
+			return -1;
+		}
 		if (!PyArg_ParseTuple(max_version, "ii;gpubuf: max_version must be (major, minor)",
 				      &major, &minor))
 			return -1;
 		req->versioned = major >= 1 && pgb_dlpack_versioned_available();
 	}
 	if (dl_device != Py_None) {
+		if (!PyTuple_Check(dl_device)) {
+			PyErr_SetString(PyExc_TypeError, "gpubuf: dl_device must be a (device_type, device_id) tuple");
+			return -1;
+		}
 		if (!PyArg_ParseTuple(dl_device, "ii;gpubuf: dl_device must be (device_type, device_id)",
 				      &dev_type, &dev_id))
 			return -1;
@@ -254,7 +262,7 @@ PyObject *pgb_dlpack_export(const struct gpubuf_matrix *m, int device_type,
 		return NULL;
 #ifdef PGB_HAVE_DLPACK_V1
 	if (req.versioned) {
-		DLManagedTensorVersioned *v;
+		struct DLManagedTensorVersioned *v;
 
 		if (req.copy) {
 			DLTensor *ct;

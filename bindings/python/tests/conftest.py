@@ -18,8 +18,14 @@ DTYPES = ["float16", "bfloat16", "float32", "float64", "int8", "uint8",
           "int16", "uint16", "int32", "uint32", "int64", "uint64",
           "complex64", "complex128"]
 NUMPY_DTYPES = [d for d in DTYPES if d != "bfloat16"]
-# PyTorch 1.13 has no uint16, uint32 or uint64.
-TORCH_DTYPES = [d for d in DTYPES if d not in ("uint16", "uint32", "uint64")]
+# PyTorch before 2.3 (Debian 12 has 1.13) has no uint16, uint32 or uint64.
+TORCH_UNSIGNED = ["uint16", "uint32", "uint64"]
+try:
+    import torch as _torch
+    TORCH_MISSING = [d for d in TORCH_UNSIGNED if not hasattr(_torch, d)]
+except ImportError:
+    TORCH_MISSING = TORCH_UNSIGNED
+TORCH_DTYPES = [d for d in DTYPES if d not in TORCH_MISSING]
 
 
 @pytest.fixture

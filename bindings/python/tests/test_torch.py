@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from conftest import TORCH_DTYPES
+from conftest import TORCH_DTYPES, TORCH_UNSIGNED
 
 torch = pytest.importorskip("torch")
 from torch.utils import dlpack as torch_dlpack  # noqa: E402
@@ -50,14 +50,19 @@ def test_from_dlpack_shares_memory(ctx, dtype, order, align):
     assert u.data_ptr() == m.address and torch.equal(u, t)
 
 
-@pytest.mark.parametrize("dtype", ["uint16", "uint32", "uint64"])
-def test_dtypes_torch_lacks_are_refused(ctx, dtype):
+@pytest.mark.parametrize("dtype", TORCH_UNSIGNED)
+def test_wide_unsigned_shared_or_refused(ctx, dtype):
+    """PyTorch >= 2.3 shares them (tested above too); older ones refuse
+    the capsule, which must then give its reference back."""
     m = ctx.zeros((2, 2), dtype=dtype)
     keep = m.buffer
+    if dtype in TORCH_DTYPES:
+        assert torch.from_dlpack(m).data_ptr() == m.address
+        return
     with pytest.raises((RuntimeError, TypeError, BufferError)):
         torch.from_dlpack(m)
     gc.collect()
-    assert keep.refcount == 2            # the refused capsule let go
+    assert keep.refcount == 2
 
 
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16", "int16", "complex64"])
