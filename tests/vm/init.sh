@@ -27,6 +27,55 @@ for i in 1 2 3 4 5; do
 	sleep 1
 done
 
+# gpubuf.hostroot=1 (run.sh's GPUBUF_VM_HOST_ROOT=1): the host's / is shared
+# read-only over virtio-9p. It is mounted at /host.9p, and /host, a tmpfs, gets
+# its top-level directories (bind mounts, read-only like the share) and
+# symlinks, with the guest's /proc, /sys (and its cgroup2), /dev (with a
+# tmpfs /dev/shm for POSIX semaphores), /tmp and /gpubuf in place of the
+# host's, and an empty /root and /run: /gpubuf/host-run chroots there. A
+# failure fails the guest setup result; the other suites still run.
+# cache=loose lets the guest cache pages and attributes (the share does not
+# change under a test run); msize 512000 is the most 6.1's virtio transport
+# takes.
+host_root() {
+	moddir=/lib/modules/$(uname -r)
+	nomod=
+	for m in virtio_pci 9pnet_virtio 9p; do
+		grep -q "/$m\.ko" "$moddir/modules.builtin" 2>/dev/null ||
+			modprobe "$m" || nomod="$nomod $m"
+	done
+	mkdir -p /host.9p /host
+	if ! mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=512000 \
+		hostroot /host.9p; then
+		echo "@@SETUP-FAIL host root: mount -t 9p hostroot /host.9p${nomod:+ (modprobe failed:$nomod)}"
+		return
+	fi
+	mount -t tmpfs -o mode=755 host /host || {
+		echo "@@SETUP-FAIL host root: tmpfs on /host"
+		return
+	}
+	for p in /host.9p/* /host.9p/.[!.]*; do
+		n=${p##*/}
+		case $n in proc|sys|dev|tmp|run|root|gpubuf) continue ;; esac
+		if [ -L "$p" ]; then
+			ln -s "$(readlink "$p")" "/host/$n"
+		elif [ -d "$p" ]; then
+			mkdir "/host/$n" && mount -o bind "$p" "/host/$n"
+		fi || echo "@@SETUP-FAIL host root: /host/$n"
+	done
+	mkdir -p /dev/shm /host/proc /host/sys /host/dev /host/tmp /host/run \
+		/host/root /host/gpubuf
+	chmod 700 /host/root
+	mount -t tmpfs -o mode=1777 shm /dev/shm &&
+		mount -o bind /proc /host/proc &&
+		mount -o rbind /sys /host/sys &&
+		mount -o rbind /dev /host/dev &&
+		mount -o bind /tmp /host/tmp &&
+		mount -o bind /gpubuf /host/gpubuf ||
+		echo "@@SETUP-FAIL host root: the guest's /dev/shm, /proc, /sys, /dev, /tmp or /gpubuf in /host"
+}
+grep -q 'gpubuf\.hostroot=1' /proc/cmdline && host_root
+
 # Each suite's time limit: 900 s, or gpubuf.suite_timeout=S on the kernel
 # command line (long fuzzer and stress runs).
 suite_timeout=$(sed -n 's/.*gpubuf\.suite_timeout=\([0-9][0-9]*\).*/\1/p' /proc/cmdline)

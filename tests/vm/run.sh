@@ -20,7 +20,12 @@
 # GPUBUF_VM_MODULES, more modules of the guest kernel to carry (modprobe
 # them in the guest; built-in ones need no entry; ones this kernel does
 # not have are left out with a note on stderr); GPUBUF_VM_SUITE_TIMEOUT,
-# seconds one suite may run in the guest (default 900).
+# seconds one suite may run in the guest (default 900); GPUBUF_VM_HOST_ROOT=1
+# shares this machine's / with the guest, read-only (virtio-9p, mount tag
+# hostroot, with the modules to mount it and gpubuf.hostroot=1 on the kernel
+# command line): init.sh builds /host from it, and a suite runs a host
+# program there with /gpubuf/host-run (tests/vm/host-run.sh), e.g.
+# "exec /gpubuf/host-run /usr/bin/python3 -m pytest ...".
 set -eu
 kdir=$1
 tests_dir=$2
@@ -56,6 +61,16 @@ fi
 if [ -n "${GPUBUF_VM_EXTRA_DIR:-}" ]; then
 	cp -r "$GPUBUF_VM_EXTRA_DIR"/. "$out/root/gpubuf/"
 fi
+# The host's root file system in the guest: the 9p client, its virtio
+# transport and the virtio PCI bus it sits on (built in on some kernels).
+host_root_mods=
+host_root_append=
+if [ "${GPUBUF_VM_HOST_ROOT:-0}" = 1 ]; then
+	host_root_mods="virtio_pci 9pnet_virtio 9p"
+	host_root_append=" gpubuf.hostroot=1"
+	cp "$top/tests/vm/host-run.sh" "$out/root/gpubuf/host-run"
+	chmod 755 "$out/root/gpubuf/host-run"
+fi
 
 # Dynamically linked programs run in the guest with the host's loader and
 # libraries, copied to their host paths (the guest has no other libc).
@@ -88,7 +103,7 @@ done
 # they need.
 cp "$sysroot$moddir/modules.dep" "$sysroot$moddir/modules.builtin" "$out/root$moddir/" 2>/dev/null || true
 mods=
-for name in vgem ${GPUBUF_VM_MODULES:-}; do
+for name in vgem ${GPUBUF_VM_MODULES:-} $host_root_mods; do
 	line=$(grep -E "/$name\.ko(\.[a-z]+)?:" "$sysroot$moddir/modules.dep" | tr -d ':')
 	# An extra module this kernel lacks (built in, renamed, not configured)
 	# is left out: the suite that needs it reports what is missing.
@@ -108,11 +123,17 @@ done
 
 nic="-nic none"
 [ "${GPUBUF_VM_NIC:-0}" = 1 ] && nic="-nic user,model=e1000"
+# multidevs=remap: / spans several host file systems, whose inode numbers
+# would otherwise collide in the guest's 9p inode cache.
+set --
+[ -n "$host_root_mods" ] && set -- \
+	-fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
+	-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot
 set +e
 timeout "$timeout_s" qemu-system-x86_64 -machine q35 -cpu max -smp 2 -m "$mem" \
 	-accel tcg -kernel "$vmlinuz" -initrd "$out/initrd.gz" \
-	-append "console=ttyS0 quiet loglevel=3 panic=-1 oops=panic ${GPUBUF_VM_APPEND:-}${GPUBUF_VM_SUITE_TIMEOUT:+ gpubuf.suite_timeout=$GPUBUF_VM_SUITE_TIMEOUT}" \
-	-nographic -no-reboot -monitor none -serial stdio $nic \
+	-append "console=ttyS0 quiet loglevel=3 panic=-1 oops=panic ${GPUBUF_VM_APPEND:-}${GPUBUF_VM_SUITE_TIMEOUT:+ gpubuf.suite_timeout=$GPUBUF_VM_SUITE_TIMEOUT}$host_root_append" \
+	-nographic -no-reboot -monitor none -serial stdio $nic "$@" \
 	</dev/null >"$out/console.log" 2>&1
 qemu_rc=$?
 set -e
