@@ -207,6 +207,36 @@ if [ -f tools/Makefile ] && [ -f "$top/build/guest-extra/hsastub/libhsa-runtime6
 		"$top/build/guest-extra/hsa-bin"
 fi
 
+# The Python tests again in the guest, on the module backend (65-python):
+# the host's Python, NumPy and PyTorch run there from the host's root file
+# system (GPUBUF_VM_HOST_ROOT: a read-only virtio-9p share), while the
+# extension, its tests and libgpubuf travel in the initramfs, so that the
+# guest needs no host path (a clone under /tmp would be hidden by the
+# guest's own /tmp).
+vm_host_root=
+if [ -n "$python_ok" ]; then
+	pyg=$top/build/guest-extra/python
+	rm -rf "$pyg"
+	mkdir -p "$pyg/libgpubuf"
+	cp -r "$top/build/python/lib" bindings/python/tests bindings/python/run-tests.sh "$pyg/"
+	rm -rf "$pyg/tests/__pycache__"
+	cp -L libgpubuf/build/libgpubuf.so.0 "$pyg/libgpubuf/"
+	for stub in cudastub/libcuda.so.1 hsastub/libhsa-runtime64.so.1; do
+		if [ -f "libgpubuf/build/$stub" ]; then
+			mkdir -p "$pyg/libgpubuf/${stub%/*}"
+			cp "libgpubuf/build/$stub" "$pyg/libgpubuf/$stub"
+		fi
+	done
+	printf '%s\n' '#!/bin/sh' \
+		'# The Python tests on the module backend, with the host'"'"'s Python (tests/check.sh).' \
+		'LD_LIBRARY_PATH=/gpubuf/python/libgpubuf GPUBUF_LIB_BUILD=/gpubuf/python/libgpubuf \' \
+		'	exec /gpubuf/host-run /bin/sh /gpubuf/python/run-tests.sh run /gpubuf/python' \
+		>"$guest_tests/65-python"
+	chmod +x "$guest_tests/65-python"
+	export GPUBUF_VM_EXTRA_DIR="$top/build/guest-extra"
+	vm_host_root=1
+fi
+
 # Boot a guest on the suites in TESTS_DIR, with VAR=VALUE settings for
 # tests/vm/run.sh; its TAP goes to TAP with PREFIX before each description.
 # A run that printed no plan is a failure, with run.sh's messages.
@@ -234,7 +264,7 @@ vm_host_files="${drm_host_files:-} ${rxe_provider:-/usr/lib/x86_64-linux-gnu/lib
 log "QEMU guest (TCG): $(ls "$guest_tests" | tr '\n' ' ')"
 guest_run "$results/50-guest.tap" "$guest_tests" "" \
 	GPUBUF_VM_NIC="$vm_nic" GPUBUF_VM_MODULES="$vm_modules" \
-	GPUBUF_VM_HOST_FILES="$vm_host_files"
+	GPUBUF_VM_HOST_FILES="$vm_host_files" GPUBUF_VM_HOST_ROOT="$vm_host_root"
 
 # The DMA suites again with every mapping bounce-buffered, as in SEV/TDX
 # confidential guests: swiotlb=force caps what one DMA mapping may span.
@@ -252,7 +282,7 @@ if [ -n "${GPUBUF_KERNEL_SUITES:-}" ]; then
 	log "kernel matrix: $GPUBUF_KERNEL_SUITES"
 	# shellcheck disable=SC2086
 	GPUBUF_VM_NIC="$vm_nic" GPUBUF_VM_MODULES="$vm_modules" \
-		GPUBUF_VM_HOST_FILES="$vm_host_files" \
+		GPUBUF_VM_HOST_FILES="$vm_host_files" GPUBUF_VM_HOST_ROOT="$vm_host_root" \
 		tests/kernel-matrix.sh "$guest_tests" $GPUBUF_KERNEL_SUITES \
 		>"$results/60-kernel-matrix.tap"
 fi
@@ -261,7 +291,7 @@ fi
 if [ -n "${GPUBUF_DEBUG_KERNEL:-}" ]; then
 	log "debug kernel (KASAN, kmemleak, lockdep, page_owner)"
 	GPUBUF_VM_NIC="$vm_nic" GPUBUF_VM_MODULES="$vm_modules" \
-		GPUBUF_VM_HOST_FILES="$vm_host_files" \
+		GPUBUF_VM_HOST_FILES="$vm_host_files" GPUBUF_VM_HOST_ROOT="$vm_host_root" \
 		tests/vm/debug-kernel.sh "$guest_tests" >"$results/70-debug-kernel.tap"
 fi
 finish

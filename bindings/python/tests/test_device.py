@@ -28,6 +28,10 @@ m = ctx.zeros((64, 32), dtype="float32")
 
 
 def run(code, **env):
+    """Run code in a child after PRELUDE; env's LD_LIBRARY_PATH goes first
+    on the inherited one (which may be how libgpubuf itself is found)."""
+    if "LD_LIBRARY_PATH" in env and os.environ.get("LD_LIBRARY_PATH"):
+        env["LD_LIBRARY_PATH"] += os.pathsep + os.environ["LD_LIBRARY_PATH"]
     e = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), **env)
     p = subprocess.run([sys.executable, "-c", PRELUDE + textwrap.dedent(code)],
                        env=e, capture_output=True, text=True, timeout=120)
