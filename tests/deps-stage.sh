@@ -65,6 +65,8 @@ python)
 	GPUBUF_IN_TREE=1 GPUBUF_LIB_BUILD="$work/lib" python3 setup.py -q build \
 		--build-base "$work/python/build" --build-lib "$work/python/lib"
 	rm -rf gpubuf.egg-info
+	# Not from here: ./gpubuf, the source package, would shadow the build.
+	cd /
 	PYTHONPATH="$work/python/lib" GPUBUF_BACKEND=memfd python3 -c \
 		'import gpubuf; print(gpubuf.open().zeros((2, 2))[1, 1])' ;;
 *)
