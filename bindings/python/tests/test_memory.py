@@ -77,3 +77,31 @@ def test_create_export_drop_cycles(ctx):
         cycle(i)
     after = snapshot()
     assert after == before
+
+
+def test_threads_share_a_context(ctx):
+    """Four threads allocate, view, export and drop on one context at once
+    (the GIL is released inside libgpubuf); nothing is left afterwards."""
+    import threading
+    np = pytest.importorskip("numpy")
+    before = snapshot()
+    errors = []
+
+    def work(seed):
+        try:
+            for i in range(300):
+                m = ctx.empty((32, 32), dtype="int64")
+                np.asarray(m)[:] = seed * 1000 + i
+                d = np.from_dlpack(m[4:20, 4:20])
+                assert int(d[0, 0]) == seed * 1000 + i
+                del m, d
+        except Exception as e:  # reported below, with the thread's seed
+            errors.append((seed, repr(e)))
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert snapshot() == before
