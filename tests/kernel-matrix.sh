@@ -16,6 +16,19 @@ mirror=${GPUBUF_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 matrix=${GPUBUF_MATRIX_DIR:-/var/tmp/gpubuf-matrix}
 . "$top/tests/tap-emit.sh"
 
+# relay TAP_FILE: its results renumbered into ours, named after $suite.
+relay() {
+	while IFS= read -r line; do
+		case $line in
+		"ok "*|"not ok "*)
+			status=${line%% [0-9]*}
+			text=${line#* - }
+			emit "$([ "$status" = ok ] && echo 1 || echo 0)" "$suite: $text"
+			;;
+		esac
+	done <"$1"
+}
+
 # The Python binding with the suite's own Python, NumPy, PyTorch and
 # DLPack, on the memfd backend in the chroot: trixie's and sid's DLPack
 # (1.0, 1.3) make versioned capsules, which their NumPy 2 and PyTorch 2
@@ -42,15 +55,7 @@ python_suite() {
 		>"$log.py.tap" 2>&1
 	umount "$root/proc" 2>/dev/null
 	grep '^# python:' "$log.py.tap" | sed "s/^# /# $suite: /"
-	while IFS= read -r line; do
-		case $line in
-		"ok "*|"not ok "*)
-			status=${line%% [0-9]*}
-			text=${line#* - }
-			emit "$([ "$status" = ok ] && echo 1 || echo 0)" "$suite: $text"
-			;;
-		esac
-	done <"$log.py.tap"
+	relay "$log.py.tap"
 	grep -q '^1\.\.[0-9]' "$log.py.tap" || emit 0 "$suite: the Python tests printed no plan" "$log.py.tap"
 }
 
@@ -118,14 +123,6 @@ for suite in "$@"; do
 		emit 0 "$suite: the guest run produced no results" "$log.vm"
 		continue
 	fi
-	while IFS= read -r line; do
-		case $line in
-		"ok "*|"not ok "*)
-			status=${line%% [0-9]*}
-			text=${line#* - }
-			emit "$([ "$status" = ok ] && echo 1 || echo 0)" "$suite: $text"
-			;;
-		esac
-	done <"$log.tap"
+	relay "$log.tap"
 done
 echo "1..$n"

@@ -68,16 +68,8 @@ static int pgb_context_init(pgb_Context *self, PyObject *args, PyObject *kwargs)
 	err = gpubuf_open_err(&ctx, flags, msg, sizeof(msg));
 	Py_END_ALLOW_THREADS
 	if (err) {
-		PyObject *text = PyUnicode_FromFormat("gpubuf_open: %s", msg[0] ? msg : gpubuf_strerror(err));
-		PyObject *type = err == -ENODEV || err == -ENOENT ?
-				 pgb_NoDeviceError : pgb_Error;
-		PyObject *exc = text ? PyObject_CallFunction(type, "iO", -err, text) : NULL;
-
-		Py_XDECREF(text);
-		if (exc) {
-			PyErr_SetObject(type, exc);
-			Py_DECREF(exc);
-		}
+		pgb_raise_text(err == -ENODEV || err == -ENOENT ? pgb_NoDeviceError : pgb_Error,
+			       -err, "gpubuf_open: %s", msg[0] ? msg : gpubuf_strerror(err));
 		return -1;
 	}
 	gpubuf_query(ctx, GPUBUF_ATTR_DMABUF, &dmabuf);

@@ -53,13 +53,9 @@ static int pgb_device_hold(pgb_DeviceMatrix *self)
 		return -1;
 	}
 	if (self->device < 0 || self->device >= count || self->device >= PGB_MAX_AGENTS) {
-		PyObject *exc = PyObject_CallFunction(pgb_NoDeviceError, "is", ENODEV,
-			"gpubuf_hsa_lock: no such HSA GPU agent index");
-
-		if (exc) {
-			PyErr_SetObject(pgb_NoDeviceError, exc);
-			Py_DECREF(exc);
-		}
+		pgb_raise_text(pgb_NoDeviceError, ENODEV,
+			       "gpubuf_hsa_lock: no HSA GPU agent %d (%d present)",
+			       self->device, count);
 		return -1;
 	}
 	Py_BEGIN_ALLOW_THREADS

@@ -5,6 +5,7 @@
  * context on top.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <string.h>
 #include <strings.h>
 
@@ -14,30 +15,39 @@ PyObject *pgb_Error;
 PyObject *pgb_NoDeviceError;
 PyObject *pgb_UnsupportedError;
 
-PyObject *pgb_raise(int err, const char *what, int with_detail)
+PyObject *pgb_raise_text(PyObject *type, int errnum, const char *fmt, ...)
 {
-	const char *detail = with_detail ? gpubuf_last_error() : "";
-	PyObject *type = pgb_Error;
 	PyObject *exc, *msg;
+	va_list ap;
 
-	if (err == -ENODEV || err == -ENOENT)
-		type = pgb_NoDeviceError;
-	else if (err == -EOPNOTSUPP)
-		type = pgb_UnsupportedError;
-	msg = *detail ? PyUnicode_FromFormat("%s: %s (%s)", what,
-					     gpubuf_strerror(err), detail) :
-			PyUnicode_FromFormat("%s: %s", what,
-					     gpubuf_strerror(err));
+	va_start(ap, fmt);
+	msg = PyUnicode_FromFormatV(fmt, ap);
+	va_end(ap);
 	if (!msg)
 		return NULL;
 	/* OSError(errno, strerror): .errno and .strerror are set from them. */
-	exc = PyObject_CallFunction(type, "iO", -err, msg);
+	exc = PyObject_CallFunction(type, "iO", errnum, msg);
 	Py_DECREF(msg);
 	if (exc) {
 		PyErr_SetObject(type, exc);
 		Py_DECREF(exc);
 	}
 	return NULL;
+}
+
+PyObject *pgb_raise(int err, const char *what, int with_detail)
+{
+	const char *detail = with_detail ? gpubuf_last_error() : "";
+	PyObject *type = pgb_Error;
+
+	if (err == -ENODEV || err == -ENOENT)
+		type = pgb_NoDeviceError;
+	else if (err == -EOPNOTSUPP)
+		type = pgb_UnsupportedError;
+	if (*detail)
+		return pgb_raise_text(type, -err, "%s: %s (%s)", what,
+				      gpubuf_strerror(err), detail);
+	return pgb_raise_text(type, -err, "%s: %s", what, gpubuf_strerror(err));
 }
 
 static const struct pgb_dtype_info pgb_dtypes[] = {

@@ -49,6 +49,8 @@ extern PyObject *pgb_UnsupportedError;	/* EOPNOTSUPP */
  * the GPU layers clear and fill. Returns NULL for "return pgb_raise(...)".
  */
 PyObject *pgb_raise(int err, const char *what, int with_detail);
+/* Raise type(errnum, message from fmt): an OSError subclass. */
+PyObject *pgb_raise_text(PyObject *type, int errnum, const char *fmt, ...);
 
 struct pgb_dtype_info {
 	const char *name;		/* "float32" */
