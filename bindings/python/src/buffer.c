@@ -85,7 +85,10 @@ static PyObject *pgb_buffer_matrix(pgb_Buffer *self, PyObject *args, PyObject *k
 	    pgb_order_from_object(order_obj, &layout))
 		return NULL;
 	if (ld_obj == Py_None) {
+		/* Packed; at least 1, which libgpubuf asks of empty views too. */
 		ld = layout == GPUBUF_ROW_MAJOR ? cols : rows;
+		if (ld < 1)
+			ld = 1;
 	} else {
 		ld = PyNumber_AsSsize_t(ld_obj, PyExc_OverflowError);
 		if (ld == -1 && PyErr_Occurred())
@@ -288,12 +291,14 @@ static PyObject *pgb_cpu_access_enter(pgb_CpuAccess *self, PyObject *unused)
 		PyErr_SetString(PyExc_RuntimeError, "gpubuf: cpu_access is already entered");
 		return NULL;
 	}
+	self->active = 1;	/* claimed before the GIL goes: one enter only */
 	Py_BEGIN_ALLOW_THREADS
 	err = gpubuf_sync_begin(self->buf, self->access);
 	Py_END_ALLOW_THREADS
-	if (err)
+	if (err) {
+		self->active = 0;
 		return pgb_raise(err, "gpubuf_sync_begin", 0);
-	self->active = 1;
+	}
 	return Py_NewRef(self);
 }
 
@@ -338,18 +343,25 @@ PyObject *pgb_pool_new(pgb_Context *context, Py_ssize_t max_cached,
 		       Py_ssize_t max_class)
 {
 	struct gpubuf_pool_opts opts = GPUBUF_POOL_OPTS_INIT;
+	struct gpubuf_ctx *ctx;
 	pgb_Pool *self;
 	int err;
 
 	opts.max_cached_bytes = (size_t)max_cached;
 	opts.max_class_bytes = (size_t)max_class;
-	self = PyObject_New(pgb_Pool, &pgb_PoolType);
-	if (!self)
+	ctx = pgb_context_hold(context);	/* until the pool is destroyed */
+	if (!ctx)
 		return NULL;
+	self = PyObject_New(pgb_Pool, &pgb_PoolType);
+	if (!self) {
+		pgb_context_put(context);
+		return NULL;
+	}
 	self->pool = NULL;
+	self->closed = 0;
+	self->busy = 0;
 	self->context = (pgb_Context *)Py_NewRef(context);
-	context->pools++;
-	err = gpubuf_pool_create(context->ctx, &opts, &self->pool);
+	err = gpubuf_pool_create(ctx, &opts, &self->pool);
 	if (err) {
 		Py_DECREF(self);
 		return pgb_raise(err, "gpubuf_pool_create", 0);
@@ -359,35 +371,40 @@ PyObject *pgb_pool_new(pgb_Context *context, Py_ssize_t max_cached,
 
 static struct gpubuf_pool *pgb_pool_get_pool(pgb_Pool *self)
 {
-	if (!self->pool)
+	if (self->closed || !self->pool) {
 		PyErr_SetString(PyExc_ValueError, "gpubuf: the pool is closed");
+		return NULL;
+	}
 	return self->pool;
 }
 
-static void pgb_pool_close_now(pgb_Pool *self)
+/* Destroy the pool and let go of the context, once no get() is running. */
+static void pgb_pool_finish(pgb_Pool *self)
 {
+	if (self->busy)
+		return;
 	if (self->pool) {
 		gpubuf_pool_destroy(self->pool);
 		self->pool = NULL;
 	}
 	if (self->context) {
-		pgb_context_pool_gone(self->context);
+		pgb_context_put(self->context);
 		Py_CLEAR(self->context);
 	}
 }
 
 static void pgb_pool_dealloc(pgb_Pool *self)
 {
-	pgb_pool_close_now(self);
+	pgb_pool_finish(self);	/* busy is 0: a running get() holds self */
 	PyObject_Free(self);
 }
 
 static PyObject *pgb_pool_get(pgb_Pool *self, PyObject *args)
 {
 	struct gpubuf_pool *pool = pgb_pool_get_pool(self);
+	int dmabuf, err;
 	struct gpubuf *buf;
 	Py_ssize_t nbytes;
-	int err;
 
 	if (!pool || !PyArg_ParseTuple(args, "n:get", &nbytes))
 		return NULL;
@@ -395,12 +412,17 @@ static PyObject *pgb_pool_get(pgb_Pool *self, PyObject *args)
 		PyErr_SetString(PyExc_ValueError, "gpubuf: nbytes must not be negative");
 		return NULL;
 	}
+	dmabuf = self->context->dmabuf;
+	self->busy++;
 	Py_BEGIN_ALLOW_THREADS
 	err = gpubuf_pool_get(pool, (size_t)nbytes, &buf);
 	Py_END_ALLOW_THREADS
+	self->busy--;
+	if (self->closed)
+		pgb_pool_finish(self);	/* close() came meanwhile */
 	if (err)
 		return pgb_raise(err, "gpubuf_pool_get", 0);
-	return pgb_buffer_new(buf, self->context->dmabuf);
+	return pgb_buffer_new(buf, dmabuf);
 }
 
 static PyObject *pgb_pool_put(pgb_Pool *self, PyObject *arg)
@@ -458,7 +480,8 @@ static PyObject *pgb_pool_stats(pgb_Pool *self, PyObject *unused)
 static PyObject *pgb_pool_close(pgb_Pool *self, PyObject *unused)
 {
 	(void)unused;
-	pgb_pool_close_now(self);
+	self->closed = 1;
+	pgb_pool_finish(self);
 	Py_RETURN_NONE;
 }
 

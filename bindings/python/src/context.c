@@ -2,15 +2,27 @@
 /*
  * gpubuf.Context: one gpubuf_open() and the constructors of buffers,
  * matrices and pools. Objects made from a context do not need it once
- * made; a Pool does (libgpubuf's pool borrows the context), so close()
- * defers the real gpubuf_close() until the last Pool is gone.
+ * made; a Pool does (libgpubuf's pool borrows the context), and so does a
+ * call running without the GIL, so close() defers the real gpubuf_close()
+ * until the last of them is done (pgb_context_hold/put).
  */
 #include <errno.h>
 #include <string.h>
 
 #include "pygpubuf.h"
 
-struct gpubuf_ctx *pgb_context_get(pgb_Context *self)
+struct gpubuf_ctx *pgb_context_hold(pgb_Context *self)
+{
+	if (self->closed || !self->ctx) {
+		PyErr_SetString(PyExc_ValueError, "gpubuf: the context is closed");
+		return NULL;
+	}
+	self->users++;
+	return self->ctx;
+}
+
+/* ctx for a call made with the GIL held throughout. */
+static struct gpubuf_ctx *pgb_context_open(pgb_Context *self)
 {
 	if (self->closed || !self->ctx) {
 		PyErr_SetString(PyExc_ValueError, "gpubuf: the context is closed");
@@ -19,19 +31,12 @@ struct gpubuf_ctx *pgb_context_get(pgb_Context *self)
 	return self->ctx;
 }
 
-static void pgb_context_release(pgb_Context *self)
+void pgb_context_put(pgb_Context *self)
 {
-	if (self->ctx && !self->pools) {
+	if (--self->users == 0 && self->closed && self->ctx) {
 		gpubuf_close(self->ctx);
 		self->ctx = NULL;
 	}
-}
-
-void pgb_context_pool_gone(pgb_Context *self)
-{
-	self->pools--;
-	if (self->closed)
-		pgb_context_release(self);
 }
 
 static int pgb_context_init(pgb_Context *self, PyObject *args, PyObject *kwargs)
@@ -47,7 +52,7 @@ static int pgb_context_init(pgb_Context *self, PyObject *args, PyObject *kwargs)
 	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|z:Context", kwlist,
 					 &backend))
 		return -1;
-	if (self->ctx) {
+	if (self->ctx || self->opening) {
 		PyErr_SetString(PyExc_RuntimeError, "gpubuf: Context is already open");
 		return -1;
 	}
@@ -64,9 +69,11 @@ static int pgb_context_init(pgb_Context *self, PyObject *args, PyObject *kwargs)
 			     backend);
 		return -1;
 	}
+	self->opening = 1;
 	Py_BEGIN_ALLOW_THREADS
 	err = gpubuf_open_err(&ctx, flags, msg, sizeof(msg));
 	Py_END_ALLOW_THREADS
+	self->opening = 0;
 	if (err) {
 		pgb_raise_text(err == -ENODEV || err == -ENOENT ? pgb_NoDeviceError : pgb_Error,
 			       -err, "gpubuf_open: %s", msg[0] ? msg : gpubuf_strerror(err));
@@ -81,7 +88,7 @@ static int pgb_context_init(pgb_Context *self, PyObject *args, PyObject *kwargs)
 
 static void pgb_context_dealloc(pgb_Context *self)
 {
-	/* Pools hold a strong reference: none can be alive here. */
+	/* Pools and running calls hold a strong reference: none is left. */
 	if (self->ctx)
 		gpubuf_close(self->ctx);
 	Py_TYPE(self)->tp_free((PyObject *)self);
@@ -120,16 +127,14 @@ static PyObject *pgb_context_empty(pgb_Context *self, PyObject *args, PyObject *
 {
 	static char *kwlist[] = { "shape", "dtype", "order", "align", NULL };
 	PyObject *shape, *dtype_obj = NULL, *order_obj = NULL, *align_obj = Py_None;
-	struct gpubuf_ctx *ctx = pgb_context_get(self);
 	enum gpubuf_layout layout;
 	enum gpubuf_dtype dtype;
 	struct gpubuf_matrix m;
+	struct gpubuf_ctx *ctx;
 	size_t rows, cols, align = 0;
 	PyObject *ret;
 	int err;
 
-	if (!ctx)
-		return NULL;
 	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOO:empty", kwlist, &shape,
 					 &dtype_obj, &order_obj, &align_obj) ||
 	    pgb_parse_shape(shape, &rows, &cols) ||
@@ -148,9 +153,13 @@ static PyObject *pgb_context_empty(pgb_Context *self, PyObject *args, PyObject *
 		}
 		align = (size_t)a;
 	}
+	ctx = pgb_context_hold(self);
+	if (!ctx)
+		return NULL;
 	Py_BEGIN_ALLOW_THREADS
 	err = gpubuf_matrix_alloc(ctx, dtype, rows, cols, layout, align, &m);
 	Py_END_ALLOW_THREADS
+	pgb_context_put(self);
 	if (err)
 		return pgb_raise(err, "gpubuf_matrix_alloc", 0);
 	ret = pgb_matrix_new(&m, self->dmabuf);
@@ -162,14 +171,12 @@ static PyObject *pgb_context_buffer(pgb_Context *self, PyObject *args, PyObject 
 {
 	static char *kwlist[] = { "nbytes", "numa_node", NULL };
 	struct gpubuf_alloc_opts opts = GPUBUF_ALLOC_OPTS_INIT;
-	struct gpubuf_ctx *ctx = pgb_context_get(self);
 	PyObject *node_obj = Py_None;
+	struct gpubuf_ctx *ctx;
 	Py_ssize_t nbytes;
 	struct gpubuf *buf;
 	int err;
 
-	if (!ctx)
-		return NULL;
 	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "n|O:buffer", kwlist, &nbytes,
 					 &node_obj))
 		return NULL;
@@ -189,9 +196,13 @@ static PyObject *pgb_context_buffer(pgb_Context *self, PyObject *args, PyObject 
 		opts.numa_node = (int32_t)node;
 		opts.flags = GPUBUF_ALLOC_NUMA_STRICT;
 	}
+	ctx = pgb_context_hold(self);
+	if (!ctx)
+		return NULL;
 	Py_BEGIN_ALLOW_THREADS
 	err = gpubuf_alloc(ctx, (size_t)nbytes, &opts, &buf);
 	Py_END_ALLOW_THREADS
+	pgb_context_put(self);
 	if (err)
 		return pgb_raise(err, "gpubuf_alloc", 0);
 	return pgb_buffer_new(buf, self->dmabuf);
@@ -199,18 +210,20 @@ static PyObject *pgb_context_buffer(pgb_Context *self, PyObject *args, PyObject 
 
 static PyObject *pgb_context_import_fd(pgb_Context *self, PyObject *arg)
 {
-	struct gpubuf_ctx *ctx = pgb_context_get(self);
+	struct gpubuf_ctx *ctx;
 	struct gpubuf *buf;
 	int fd, err;
 
-	if (!ctx)
-		return NULL;
 	fd = PyObject_AsFileDescriptor(arg);
 	if (fd < 0)
+		return NULL;
+	ctx = pgb_context_hold(self);
+	if (!ctx)
 		return NULL;
 	Py_BEGIN_ALLOW_THREADS
 	err = gpubuf_import(ctx, fd, &buf);
 	Py_END_ALLOW_THREADS
+	pgb_context_put(self);
 	if (err)
 		return pgb_raise(err, "gpubuf_import", 0);
 	return pgb_buffer_new(buf, 1);
@@ -221,8 +234,6 @@ static PyObject *pgb_context_pool(pgb_Context *self, PyObject *args, PyObject *k
 	static char *kwlist[] = { "max_cached_bytes", "max_class_bytes", NULL };
 	Py_ssize_t max_cached = 0, max_class = 0;
 
-	if (!pgb_context_get(self))
-		return NULL;
 	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|nn:pool", kwlist,
 					 &max_cached, &max_class))
 		return NULL;
@@ -237,14 +248,17 @@ static PyObject *pgb_context_close(pgb_Context *self, PyObject *unused)
 {
 	(void)unused;
 	self->closed = 1;
-	pgb_context_release(self);
+	if (self->ctx && !self->users) {	/* else the last user closes it */
+		gpubuf_close(self->ctx);
+		self->ctx = NULL;
+	}
 	Py_RETURN_NONE;
 }
 
 static PyObject *pgb_context_enter(pgb_Context *self, PyObject *unused)
 {
 	(void)unused;
-	if (!pgb_context_get(self))
+	if (!pgb_context_open(self))
 		return NULL;
 	return Py_NewRef(self);
 }
@@ -257,7 +271,7 @@ static PyObject *pgb_context_exit(pgb_Context *self, PyObject *args)
 
 static PyObject *pgb_context_get_backend(pgb_Context *self, void *closure)
 {
-	struct gpubuf_ctx *ctx = pgb_context_get(self);
+	struct gpubuf_ctx *ctx = pgb_context_open(self);
 
 	(void)closure;
 	if (!ctx)
@@ -268,7 +282,7 @@ static PyObject *pgb_context_get_backend(pgb_Context *self, void *closure)
 
 static PyObject *pgb_context_get_page_size(pgb_Context *self, void *closure)
 {
-	struct gpubuf_ctx *ctx = pgb_context_get(self);
+	struct gpubuf_ctx *ctx = pgb_context_open(self);
 	uint64_t v = 0;
 	int err;
 
@@ -283,7 +297,7 @@ static PyObject *pgb_context_get_page_size(pgb_Context *self, void *closure)
 
 static PyObject *pgb_context_get_driver_version(pgb_Context *self, void *closure)
 {
-	struct gpubuf_ctx *ctx = pgb_context_get(self);
+	struct gpubuf_ctx *ctx = pgb_context_open(self);
 	struct gpubuf_version v;
 
 	(void)closure;

@@ -128,7 +128,7 @@ static PyObject *pgb_device_dlpack(pgb_DeviceMatrix *self, PyObject *args, PyObj
 	if (pgb_device_check(self))
 		return NULL;
 	return pgb_dlpack_export(&self->host->m, self->device_type, self->device,
-				 args, kwargs);
+				 self->read_only, args, kwargs);
 }
 
 static PyObject *pgb_device_dlpack_device(pgb_DeviceMatrix *self, PyObject *unused)
@@ -188,7 +188,9 @@ static PyObject *pgb_device_get_cai(pgb_DeviceMatrix *self, void *closure)
 	return Py_BuildValue("{s(nn)sss(KO)s(nn)sisO}",
 			     "shape", self->host->shape[0], self->host->shape[1],
 			     "typestr", info->typestr,
-			     "data", (unsigned long long)(self->base + self->host->m.offset),
+			     /* The interface asks for 0 as an empty array's address. */
+			     "data", self->host->m.rows && self->host->m.cols ?
+			     (unsigned long long)(self->base + self->host->m.offset) : 0ULL,
 			     self->read_only || gpubuf_is_readonly(self->host->m.buf) ?
 			     Py_True : Py_False,
 			     "strides", self->host->strides[0], self->host->strides[1],
@@ -226,7 +228,9 @@ static PyMethodDef pgb_device_methods[] = {
 	  METH_VARARGS | METH_KEYWORDS,
 	  "__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None)\n\n"
 	  "A kDLCUDA or kDLROCM capsule of the device address of this view.\n"
-	  "Any stream but 0 is accepted: gpubuf queues no work to wait for." },
+	  "Any stream is accepted (but 0 for CUDA, which the array API leaves\n"
+	  "ambiguous): gpubuf queues no work to wait for. A read_only CUDA view\n"
+	  "gives no classic capsule (BufferError) and flags a versioned one." },
 	{ "__dlpack_device__", (PyCFunction)pgb_device_dlpack_device, METH_NOARGS,
 	  "__dlpack_device__() -> (2, device) for CUDA, (10, agent) for HSA." },
 	{ "close", (PyCFunction)pgb_device_close, METH_NOARGS,

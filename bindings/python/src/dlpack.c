@@ -89,6 +89,7 @@ struct pgb_copy {
 #endif
 	} t;
 	int64_t shape[2];
+	int64_t strides[2];
 	/* the elements follow, row-major */
 };
 
@@ -169,8 +170,11 @@ static struct pgb_copy *pgb_copy_make(const struct gpubuf_matrix *m, DLTensor **
 	t->device.device_type = kDLCPU;
 	t->device.device_id = 0;
 	t->ndim = 2;
+	/* Compact row-major, spelled out: DLPack 1.2 wants strides given. */
+	c->strides[0] = (int64_t)m->cols;
+	c->strides[1] = 1;
 	t->shape = c->shape;
-	t->strides = NULL;	/* compact row-major */
+	t->strides = c->strides;
 	t->byte_offset = 0;
 	*tensor = t;
 	return c;
@@ -194,20 +198,21 @@ static int pgb_dlpack_parse(int device_type, int device_id, PyObject *args,
 	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|$OOOO:__dlpack__", kwlist,
 					 &stream, &max_version, &dl_device, &copy))
 		return -1;
-	if (device_type == PGB_DL_CPU && stream != Py_None) {
-		PyErr_SetString(PyExc_ValueError,
-				"gpubuf: stream must be None for host (kDLCPU) memory");
-		return -1;
-	}
+	/* gpubuf queues no work, so any stream has nothing to wait for. */
 	if (stream != Py_None) {
 		long s = PyLong_AsLong(stream);
 
 		if (s == -1 && PyErr_Occurred())
 			return -1;
-		/* gpubuf queues no work, so there is nothing to order after. */
-		if (s == 0) {
+		if (device_type == PGB_DL_CPU && s != -1) {
 			PyErr_SetString(PyExc_ValueError,
-					"gpubuf: stream 0 is ambiguous; the array API asks for 1 (legacy default) or 2 (per-thread)");
+					"gpubuf: stream must be None or -1 for host (kDLCPU) memory");
+			return -1;
+		}
+		/* 0 is ROCm's default stream, but ambiguous for CUDA. */
+		if (device_type == PGB_DL_CUDA && s == 0) {
+			PyErr_SetString(PyExc_ValueError,
+					"gpubuf: CUDA stream 0 is ambiguous; the array API asks for 1 (legacy default) or 2 (per-thread)");
 			return -1;
 		}
 	}
@@ -251,7 +256,8 @@ static int pgb_dlpack_parse(int device_type, int device_id, PyObject *args,
 /* ---- export ----------------------------------------------------------------- */
 
 PyObject *pgb_dlpack_export(const struct gpubuf_matrix *m, int device_type,
-			    int device_id, PyObject *args, PyObject *kwargs)
+			    int device_id, int read_only, PyObject *args,
+			    PyObject *kwargs)
 {
 	struct pgb_dlpack_request req;
 	DLManagedTensor *t;
@@ -284,6 +290,8 @@ PyObject *pgb_dlpack_export(const struct gpubuf_matrix *m, int device_type,
 				return pgb_raise(err, "gpubuf_matrix_to_dlpack_versioned",
 						 device_type != PGB_DL_CPU);
 			pgb_fold_offset(&v->dl_tensor);
+			if (read_only)
+				v->flags |= DLPACK_FLAG_BITMASK_READ_ONLY;
 		}
 		cap = PyCapsule_New(v, pgb_capsule_name_v1, pgb_capsule_destructor);
 		if (!cap)
@@ -301,9 +309,9 @@ PyObject *pgb_dlpack_export(const struct gpubuf_matrix *m, int device_type,
 		t->manager_ctx = c;
 		t->deleter = pgb_copy_delete;
 	} else {
-		if (gpubuf_is_readonly(m->buf)) {
+		if (gpubuf_is_readonly(m->buf) || read_only) {
 			PyErr_SetString(PyExc_BufferError,
-					"gpubuf: the buffer is read-only and a classic DLPack capsule cannot say so; "
+					"gpubuf: the view is read-only and a classic DLPack capsule cannot say so; "
 					"ask for max_version=(1, 0) with DLPack >= 1.0, or use numpy.asarray(m)");
 			return NULL;
 		}

@@ -143,11 +143,15 @@ static PyObject *pgb_matrix_get_array_interface(pgb_Matrix *self, void *closure)
  */
 static PyObject *pgb_matrix_array(pgb_Matrix *self, PyObject *args, PyObject *kwargs)
 {
+	static char *kwlist[] = { "dtype", "copy", NULL };
 	const struct pgb_dtype_info *info = pgb_dtype_info(self->m.dtype);
-	PyObject *numpy, *view, *ret;
+	PyObject *dtype = Py_None, *copy = Py_None;
+	PyObject *numpy, *numpy_mod, *view, *arr, *ret, *want, *have;
+	int same;
 
-	(void)args;
-	(void)kwargs;
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO:__array__", kwlist,
+					 &dtype, &copy))
+		return NULL;
 	if (!info->format) {
 		PyErr_Format(PyExc_TypeError,
 			     "gpubuf: NumPy has no %s; use torch.from_dlpack(m) or a float32 matrix",
@@ -158,9 +162,38 @@ static PyObject *pgb_matrix_array(pgb_Matrix *self, PyObject *args, PyObject *kw
 	if (!numpy)
 		return NULL;
 	view = PyMemoryView_FromObject((PyObject *)self);
-	ret = view ? PyObject_CallMethod(numpy, "asarray", "O", view) : NULL;
+	arr = view ? PyObject_CallMethod(numpy, "asarray", "O", view) : NULL;
 	Py_XDECREF(view);
-	Py_DECREF(numpy);
+	if (!arr || (dtype == Py_None && copy != Py_True)) {
+		Py_DECREF(numpy);
+		return arr;
+	}
+	numpy_mod = numpy;
+	/* NumPy's rules: copy=False may not convert, copy=True always copies. */
+	want = dtype == Py_None ? PyObject_GetAttrString(arr, "dtype") :
+	       PyObject_CallMethod(numpy_mod, "dtype", "O", dtype);
+	have = PyObject_GetAttrString(arr, "dtype");
+	same = want && have ? PyObject_RichCompareBool(want, have, Py_EQ) : -1;
+	if (same == 0 && copy == Py_False)
+		PyErr_SetString(PyExc_ValueError,
+				"gpubuf: __array__(copy=False) cannot convert to another dtype");
+	ret = NULL;
+	if (same == 1 || (same == 0 && copy != Py_False)) {
+		PyObject *astype = PyObject_GetAttrString(arr, "astype");
+		PyObject *cargs = Py_BuildValue("(O)", want);
+		PyObject *ckw = Py_BuildValue("{sO}", "copy",
+					      copy == Py_True ? Py_True : Py_False);
+
+		if (astype && cargs && ckw)
+			ret = PyObject_Call(astype, cargs, ckw);
+		Py_XDECREF(astype);
+		Py_XDECREF(cargs);
+		Py_XDECREF(ckw);
+	}
+	Py_XDECREF(want);
+	Py_XDECREF(have);
+	Py_DECREF(numpy_mod);
+	Py_DECREF(arr);
 	return ret;
 }
 
@@ -327,7 +360,13 @@ static int pgb_matrix_ass_subscript(pgb_Matrix *self, PyObject *key, PyObject *v
 				goto range;
 			u = (unsigned long long)v;
 		} else {
-			u = PyLong_AsUnsignedLongLong(value);
+			/* PyNumber_Index: numpy.uint32(5) and other __index__ ints. */
+			PyObject *index = PyNumber_Index(value);
+
+			if (!index)
+				return -1;
+			u = PyLong_AsUnsignedLongLong(index);
+			Py_DECREF(index);
 			if (u == (unsigned long long)-1 && PyErr_Occurred())
 				return -1;
 			if (bits < 64 && u >> bits)
@@ -400,7 +439,7 @@ static PyObject *pgb_matrix_get_T(pgb_Matrix *self, void *closure)
 
 static PyObject *pgb_matrix_dlpack(pgb_Matrix *self, PyObject *args, PyObject *kwargs)
 {
-	return pgb_dlpack_export(&self->m, PGB_DL_CPU, 0, args, kwargs);
+	return pgb_dlpack_export(&self->m, PGB_DL_CPU, 0, 0, args, kwargs);
 }
 
 static PyObject *pgb_matrix_dlpack_device(pgb_Matrix *self, PyObject *unused)

@@ -5,6 +5,7 @@
  * context on top.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <string.h>
 #include <strings.h>
@@ -114,9 +115,21 @@ static int pgb_dtype_from_name(const char *name, enum gpubuf_dtype *out)
 	return -1;
 }
 
+/* ">" from a numpy.dtype's byteorder: gpubuf's elements are little-endian. */
+static int pgb_big_endian(PyObject *dtype)
+{
+	PyObject *order = PyObject_GetAttrString(dtype, "byteorder");
+	const char *s = order && PyUnicode_Check(order) ? PyUnicode_AsUTF8(order) : NULL;
+	int big = s && !strcmp(s, ">");
+
+	Py_XDECREF(order);
+	PyErr_Clear();
+	return big;
+}
+
 int pgb_dtype_from_object(PyObject *obj, enum gpubuf_dtype *out)
 {
-	PyObject *name = NULL;
+	PyObject *given = obj, *name = NULL, *dtype = NULL;
 	const char *s;
 	int ret;
 
@@ -124,24 +137,42 @@ int pgb_dtype_from_object(PyObject *obj, enum gpubuf_dtype *out)
 		*out = GPUBUF_DTYPE_F32;
 		return 0;
 	}
+	/*
+	 * A type (numpy.float32, numpy.longlong): numpy.dtype() names it, when
+	 * the caller has NumPy loaded; else the type's own name.
+	 */
+	if (PyType_Check(obj)) {
+		PyObject *key = PyUnicode_FromString("numpy");
+		PyObject *numpy = key ? PyImport_GetModule(key) : NULL;
+
+		Py_XDECREF(key);
+		dtype = numpy ? PyObject_CallMethod(numpy, "dtype", "O", obj) : NULL;
+		Py_XDECREF(numpy);
+		PyErr_Clear();
+		if (dtype)
+			obj = dtype;
+	}
 	if (PyUnicode_Check(obj)) {
 		name = Py_NewRef(obj);
 	} else if (PyObject_HasAttrString(obj, "itemsize") &&
 		   PyObject_HasAttrString(obj, "name")) {
-		name = PyObject_GetAttrString(obj, "name");	/* numpy.dtype */
+		/* numpy.dtype; its name does not show a byte order. */
+		name = pgb_big_endian(obj) ? PyUnicode_FromString("big-endian") :
+		       PyObject_GetAttrString(obj, "name");
 	} else if (PyType_Check(obj)) {
-		name = PyObject_GetAttrString(obj, "__name__");	/* numpy.float32 */
+		name = PyObject_GetAttrString(obj, "__name__");
 	} else {
 		name = PyObject_Str(obj);			/* torch.float32 */
 	}
+	Py_XDECREF(dtype);
 	if (!name)
 		return -1;
 	s = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
 	ret = s ? pgb_dtype_from_name(s, out) : -1;
 	if (ret)
 		PyErr_Format(PyExc_TypeError,
-			     "gpubuf: unsupported dtype %R (float16, bfloat16, float32, float64, int8, uint8, int16, uint16, int32, uint32, int64, uint64, complex64, complex128)",
-			     obj);
+			     "gpubuf: unsupported dtype %R (float16, bfloat16, float32, float64, int8, uint8, int16, uint16, int32, uint32, int64, uint64, complex64, complex128; little-endian)",
+			     given);
 	Py_DECREF(name);
 	return ret;
 }
@@ -208,6 +239,10 @@ static PyObject *pgb_strerror(PyObject *mod, PyObject *arg)
 	(void)mod;
 	if (err == -1 && PyErr_Occurred())
 		return NULL;
+	if (err > INT_MAX || err < -INT_MAX) {
+		PyErr_SetString(PyExc_OverflowError, "gpubuf: not an errno value");
+		return NULL;
+	}
 	return PyUnicode_FromString(gpubuf_strerror(err > 0 ? -(int)err : (int)err));
 }
 

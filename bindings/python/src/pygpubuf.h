@@ -73,15 +73,19 @@ typedef struct {
 	PyObject_HEAD
 	struct gpubuf_ctx *ctx;		/* NULL once closed and unused */
 	int closed;
+	int opening;			/* __init__ is in gpubuf_open() */
 	int dmabuf;			/* buffers have a dma-buf fd */
-	Py_ssize_t pools;		/* live Pool objects borrowing ctx */
+	Py_ssize_t users;		/* Pools and GIL-free calls using ctx */
 } pgb_Context;
 
 extern PyTypeObject pgb_ContextType;
-/* ctx of a Context that is open, else NULL with ValueError set. */
-struct gpubuf_ctx *pgb_context_get(pgb_Context *self);
-/* A Pool is gone: close the context if close() waited for it. */
-void pgb_context_pool_gone(pgb_Context *self);
+/*
+ * ctx of an open Context, else NULL with ValueError set, counted as in use
+ * until pgb_context_put(): close() from another thread, while a call runs
+ * without the GIL, then leaves gpubuf_close() to the last user.
+ */
+struct gpubuf_ctx *pgb_context_hold(pgb_Context *self);
+void pgb_context_put(pgb_Context *self);
 
 /* ---- Buffer, CpuAccess, Pool (buffer.c) --------------------------------- */
 
@@ -94,8 +98,10 @@ typedef struct {
 
 typedef struct {
 	PyObject_HEAD
-	pgb_Context *context;		/* strong: the pool borrows its ctx */
-	struct gpubuf_pool *pool;	/* NULL once closed */
+	pgb_Context *context;		/* strong, held: the pool borrows its ctx */
+	struct gpubuf_pool *pool;	/* NULL once destroyed */
+	int closed;			/* close() asked; no new calls */
+	Py_ssize_t busy;		/* get() calls running without the GIL */
 } pgb_Pool;
 
 extern PyTypeObject pgb_BufferType;
@@ -132,10 +138,13 @@ enum { PGB_DL_CPU = 1, PGB_DL_CUDA = 2, PGB_DL_ROCM = 10 };
 /*
  * __dlpack__(stream=, max_version=, dl_device=, copy=) of a view of
  * device_type/device_id: checks the keywords against what gpubuf can give,
- * then returns a "dltensor" or "dltensor_versioned" capsule.
+ * then returns a "dltensor" or "dltensor_versioned" capsule. read_only: the
+ * consumer may only read (a read-only GPU registration), as for a read-only
+ * buffer: no classic capsule, the flag on a versioned one.
  */
 PyObject *pgb_dlpack_export(const struct gpubuf_matrix *m, int device_type,
-			    int device_id, PyObject *args, PyObject *kwargs);
+			    int device_id, int read_only, PyObject *args,
+			    PyObject *kwargs);
 /* 1 when this build makes versioned (DLPack >= 1.0) capsules. */
 int pgb_dlpack_versioned_available(void);
 

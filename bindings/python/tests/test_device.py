@@ -84,6 +84,10 @@ def test_cuda_view_on_the_stand_in_driver():
         cai = d.__cuda_array_interface__
         assert cai["shape"] == (32, 16) and cai["strides"] == s.strides
         assert cai["data"] == (d.data_ptr, False) and cai["version"] == 3
+        try:
+            d.__dlpack__(stream=0)
+        except ValueError as e:
+            print("stream 0:", e)
         cap = d.__dlpack__(stream=1)
         t, _ = dl.tensor(cap)
         assert t.device.device_type == gpubuf.DL_CUDA and t.data == d.data_ptr
@@ -101,8 +105,12 @@ def test_cuda_view_on_the_stand_in_driver():
         assert ro.__cuda_array_interface__["data"][1] is True
         try:
             ro.__dlpack__()          # a classic capsule would let the GPU write
-        except gpubuf.Error as e:
-            print("ro:", e.errno)
+        except BufferError as e:
+            print("ro:", e)
+        if gpubuf.dlpack_versioned():
+            v, flags = dl.tensor(ro.__dlpack__(max_version=(1, 0)))
+            assert flags & dl.FLAG_READ_ONLY
+            del v
         del ro
         gc.collect()
         msg = ctypes.create_string_buffer(256)
@@ -110,7 +118,8 @@ def test_cuda_view_on_the_stand_in_driver():
         print("ok")
     """, LD_LIBRARY_PATH=CUDA_STUB, CUSTUB_DEVICES="2")
     assert "closed: gpubuf: the cuda view is closed" in out
-    assert "ro: 30" in out and out.rstrip().endswith("ok")
+    assert "stream 0: gpubuf: CUDA stream 0 is ambiguous" in out
+    assert "ro: gpubuf: the view is read-only" in out and out.rstrip().endswith("ok")
 
 
 def test_cuda_no_device_on_the_stand_in():
@@ -132,7 +141,7 @@ def test_hsa_view_on_the_stand_in_runtime():
         d = m.T.hsa(1)
         assert d.__dlpack_device__() == (gpubuf.DL_ROCM, 1)
         assert stub.hsastub_locks() == 1
-        t, _ = dl.tensor(d.__dlpack__())
+        t, _ = dl.tensor(d.__dlpack__(stream=0))   # ROCm's default stream
         assert t.device.device_type == gpubuf.DL_ROCM and t.device.device_id == 1
         assert t.data == d.data_ptr
         del t                               # dropped unused: count back
