@@ -7,7 +7,9 @@ suite's. Tests run on the backend libgpubuf picks (GPUBUF_BACKEND decides:
 memfd on the host, module in the guest); `backend` says which ran.
 """
 import os
+import subprocess
 import sys
+import textwrap
 
 import pytest
 
@@ -46,6 +48,20 @@ def module_counter(name):
             return int(f.read())
     except OSError:
         return None
+
+
+def run_python(code, **env):
+    """Run code (dedented) in a child interpreter that imports the same
+    gpubuf; return its stdout, failing on a non-zero exit or a crash. env's
+    LD_LIBRARY_PATH goes before the inherited one, which may be how
+    libgpubuf itself is found (the guest run)."""
+    if "LD_LIBRARY_PATH" in env and os.environ.get("LD_LIBRARY_PATH"):
+        env["LD_LIBRARY_PATH"] += os.pathsep + os.environ["LD_LIBRARY_PATH"]
+    e = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), **env)
+    p = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=e,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, "exit %d\n%s%s" % (p.returncode, p.stdout, p.stderr)
+    return p.stdout
 
 
 class _Tap:

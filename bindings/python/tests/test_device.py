@@ -4,13 +4,12 @@ tests/hsastub: they touch no GPU) and against no driver at all. Each case
 runs in a child interpreter, because libgpubuf loads a runtime once per
 process and these cases need different ones."""
 import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
 
 import gpubuf
+from conftest import run_python
 
 TOP = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 LIB_BUILD = os.environ.get("GPUBUF_LIB_BUILD", os.path.join(TOP, "libgpubuf", "build"))
@@ -28,15 +27,7 @@ m = ctx.zeros((64, 32), dtype="float32")
 
 
 def run(code, **env):
-    """Run code in a child after PRELUDE; env's LD_LIBRARY_PATH goes first
-    on the inherited one (which may be how libgpubuf itself is found)."""
-    if "LD_LIBRARY_PATH" in env and os.environ.get("LD_LIBRARY_PATH"):
-        env["LD_LIBRARY_PATH"] += os.pathsep + os.environ["LD_LIBRARY_PATH"]
-    e = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), **env)
-    p = subprocess.run([sys.executable, "-c", PRELUDE + textwrap.dedent(code)],
-                       env=e, capture_output=True, text=True, timeout=120)
-    assert p.returncode == 0, p.stdout + p.stderr
-    return p.stdout
+    return run_python(PRELUDE + textwrap.dedent(code), **env)
 
 
 def built_with(layer):

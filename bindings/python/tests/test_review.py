@@ -4,22 +4,14 @@ Pool or Context while another thread is inside libgpubuf without the GIL,
 stream numbers, integer-like and big-endian dtypes, empty views, __array__'s
 keywords, out-of-range errno values. Races run in a child interpreter, so
 that a crash is a failure and not the end of the test run."""
-import subprocess
-import sys
-import os
-import textwrap
-
 import pytest
 
 import gpubuf
+from conftest import run_python
 
 
 def child(code, **env):
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), **env)
-    p = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
-                       capture_output=True, text=True, timeout=300)
-    assert p.returncode == 0, "exit %d\n%s%s" % (p.returncode, p.stdout, p.stderr)
-    return p.stdout
+    return run_python(code, **env)
 
 
 def test_pool_close_while_get_runs():
