@@ -140,3 +140,16 @@ def test_matmul_on_views_equals_copies(ctx, dtype):
     # Through DLPack and through the transposed views, too.
     assert np.array_equal(np.matmul(np.from_dlpack(a), np.from_dlpack(b)), want)
     assert np.array_equal(np.matmul(np.asarray(b.T), np.asarray(a.T)), want.T)
+
+
+def test_from_dlpack_writability(ctx):
+    """NumPy 1.x marks every from_dlpack array read-only; NumPy 2 reads a
+    versioned capsule's flag, so a writable buffer gives a writable array."""
+    m = ctx.zeros((3, 3))
+    d = np.from_dlpack(m)
+    if int(np.__version__.split(".")[0]) >= 2 and gpubuf.dlpack_versioned():
+        assert d.flags.writeable
+        d[1, 1] = 4
+        assert m[1, 1] == 4.0
+    else:
+        assert not d.flags.writeable
