@@ -11,16 +11,6 @@
 
 #include "pygpubuf.h"
 
-struct gpubuf_ctx *pgb_context_hold(pgb_Context *self)
-{
-	if (self->closed || !self->ctx) {
-		PyErr_SetString(PyExc_ValueError, "gpubuf: the context is closed");
-		return NULL;
-	}
-	self->users++;
-	return self->ctx;
-}
-
 /* ctx for a call made with the GIL held throughout. */
 static struct gpubuf_ctx *pgb_context_open(pgb_Context *self)
 {
@@ -29,6 +19,15 @@ static struct gpubuf_ctx *pgb_context_open(pgb_Context *self)
 		return NULL;
 	}
 	return self->ctx;
+}
+
+struct gpubuf_ctx *pgb_context_hold(pgb_Context *self)
+{
+	struct gpubuf_ctx *ctx = pgb_context_open(self);
+
+	if (ctx)
+		self->users++;
+	return ctx;
 }
 
 void pgb_context_put(pgb_Context *self)

@@ -146,7 +146,7 @@ static PyObject *pgb_matrix_array(pgb_Matrix *self, PyObject *args, PyObject *kw
 	static char *kwlist[] = { "dtype", "copy", NULL };
 	const struct pgb_dtype_info *info = pgb_dtype_info(self->m.dtype);
 	PyObject *dtype = Py_None, *copy = Py_None;
-	PyObject *numpy, *numpy_mod, *view, *arr, *ret, *want, *have;
+	PyObject *numpy, *view, *arr, *ret, *want, *have;
 	int same;
 
 	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|OO:__array__", kwlist,
@@ -168,10 +168,9 @@ static PyObject *pgb_matrix_array(pgb_Matrix *self, PyObject *args, PyObject *kw
 		Py_DECREF(numpy);
 		return arr;
 	}
-	numpy_mod = numpy;
 	/* NumPy's rules: copy=False may not convert, copy=True always copies. */
 	want = dtype == Py_None ? PyObject_GetAttrString(arr, "dtype") :
-	       PyObject_CallMethod(numpy_mod, "dtype", "O", dtype);
+	       PyObject_CallMethod(numpy, "dtype", "O", dtype);
 	have = PyObject_GetAttrString(arr, "dtype");
 	same = want && have ? PyObject_RichCompareBool(want, have, Py_EQ) : -1;
 	if (same == 0 && copy == Py_False)
@@ -192,7 +191,7 @@ static PyObject *pgb_matrix_array(pgb_Matrix *self, PyObject *args, PyObject *kw
 	}
 	Py_XDECREF(want);
 	Py_XDECREF(have);
-	Py_DECREF(numpy_mod);
+	Py_DECREF(numpy);
 	Py_DECREF(arr);
 	return ret;
 }
