@@ -270,6 +270,16 @@ static int gpubuf_fill_pages(struct gpubuf_buffer *buf)
 			goto err_free;
 		n = 1UL << compound_order(page);
 		/*
+		 * Orders only ever decrease, so every chunk starts at a
+		 * buffer offset aligned to its own size. The fault path
+		 * relies on it: the core maps a 2 MiB compound page with one
+		 * PMD at the 2 MiB-aligned address of the faulting offset.
+		 */
+		if (WARN_ON_ONCE(done & (n - 1))) {
+			gpubuf_free_pages(&page, 1);
+			goto err_free;
+		}
+		/*
 		 * A buddy allocation never crosses a memory section, so its
 		 * struct pages are contiguous (nth_page() is gone in 6.18+).
 		 */
@@ -302,10 +312,12 @@ err_free:
  * in a way that fails (__GFP_RETRY_MAYFAIL, as the buffer's own pages are
  * charged), turns that into ENOMEM. The pages go back at once, so what
  * follows takes their place: best effort, since another task of the cgroup
- * may charge in between. Four single pages cover what one batch of PTEs
+ * may charge in between. Four single pages cover the page tables one fault
  * may need in a fresh part of the address space (a table at each level
  * below the top), a grown fd table, or the objects of an export; two were
- * measured to be too few for the first. Single pages, so that a fragmented
+ * measured to be too few for the first. Checked at mmap() for the upper
+ * levels and in GUP-driven faults (MADV_POPULATE_WRITE, pins) before each
+ * new PTE table. Single pages, so that a fragmented
  * system never compacts for a probe.
  *
  * Return: 0, or -ENOMEM when the cgroup (or the system) has no room.

@@ -2,10 +2,11 @@
 /*
  * gpubuf dma-buf exporter: attachments, DMA mapping, CPU access, mmap, vmap.
  *
- * Unlike udmabuf and the dma-buf heaps, the CPU mapping is built from struct
- * pages (VM_MIXEDMAP, never VM_PFNMAP or VM_IO): pin_user_pages(FOLL_LONGTERM)
- * and hmm_range_fault() must work on it, because that is how
- * cuMemHostRegister, KFD userptr and ibv_reg_mr take host memory.
+ * Unlike udmabuf and the dma-buf heaps, the CPU mapping is an ordinary
+ * struct-page mapping (never VM_PFNMAP, VM_IO or VM_MIXEDMAP):
+ * pin_user_pages(FOLL_LONGTERM) and hmm_range_fault() must work on it,
+ * because that is how cuMemHostRegister, KFD userptr and ibv_reg_mr take
+ * host memory, and the kernel maps its 2 MiB pages with 2 MiB entries.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -16,7 +17,6 @@
 #include <linux/module.h>
 #include <linux/pgtable.h>
 #include <linux/scatterlist.h>
-#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
@@ -262,25 +262,34 @@ static int gpubuf_dmabuf_end_cpu_access(struct dma_buf *dmabuf,
 }
 
 /*
- * Page table entries of the mapping can be dropped (MADV_DONTNEED, a
- * partial munmap split) while the buffer lives; the next access faults here
- * and gets the buffer's own page back, inserted as at mmap time, so the
- * mapping stays struct-page backed and GUP-pinnable.
+ * The mapping is filled on demand, a page-table entry at a time, by the
+ * core's fault path: this handler only names the buffer's page and takes
+ * the reference the core drops when it unmaps it. Because the vma is not
+ * VM_MIXEDMAP, finish_fault() maps a whole 2 MiB compound page with one PMD
+ * wherever the virtual address and the buffer offset are both 2 MiB
+ * aligned (libgpubuf places its mappings so), and single PTEs elsewhere.
+ * Both kinds are normal pages to GUP and HMM. After MADV_DONTNEED, a
+ * partial munmap or a PMD split, the next access simply faults here again.
+ *
+ * Faults made by GUP on the caller's behalf (MADV_POPULATE_WRITE, pins)
+ * may need new page tables, charged to the caller's cgroup: see
+ * gpubuf_charge_headroom(); VM_FAULT_OOM becomes ENOMEM there. A CPU fault
+ * is left to the core, as for any memory the task touches.
  */
 static vm_fault_t gpubuf_vm_fault(struct vm_fault *vmf)
 {
 	struct gpubuf_buffer *buf = vmf->vma->vm_private_data;
-	int ret;
+	struct page *page;
 
 	if (vmf->pgoff >= buf->nr_pages)
 		return VM_FAULT_SIGBUS;
-	ret = vm_insert_page(vmf->vma, vmf->address, buf->pages[vmf->pgoff]);
-	if (ret == -ENOMEM)
+	if (!(vmf->flags & FAULT_FLAG_USER) && pmd_none(*vmf->pmd) &&
+	    gpubuf_charge_headroom())
 		return VM_FAULT_OOM;
-	/* -EBUSY: another thread mapped it first. */
-	if (ret && ret != -EBUSY)
-		return VM_FAULT_SIGBUS;
-	return VM_FAULT_NOPAGE;
+	page = buf->pages[vmf->pgoff];
+	get_page(page);
+	vmf->page = page;
+	return 0;
 }
 
 static const struct vm_operations_struct gpubuf_vm_ops = {
@@ -288,67 +297,47 @@ static const struct vm_operations_struct gpubuf_vm_ops = {
 };
 
 /*
- * Insert every page of the mapping now, one page-table page's worth of
- * entries at a time: far cheaper than a fault per page, and the only walk
- * over the range (libgpubuf maps without MAP_POPULATE). mmap_lock is held
- * for writing, so a batch boundary checks for a fatal signal and
- * reschedules. On error the caller's mmap() fails and the core unmaps
- * what was inserted.
- */
-static int gpubuf_mmap_populate(struct vm_area_struct *vma,
-				struct page **pages)
-{
-	unsigned long addr = vma->vm_start;
-
-	while (addr < vma->vm_end) {
-		unsigned long count = min((vma->vm_end - addr) >> PAGE_SHIFT,
-					  PTRS_PER_PTE - pte_index(addr));
-		unsigned long left = count;
-		int ret;
-
-		if (fatal_signal_pending(current))
-			return -EINTR;
-		/* This batch's page tables; see gpubuf_charge_headroom(). */
-		ret = gpubuf_charge_headroom();
-		if (ret)
-			return ret;
-		ret = vm_insert_pages(vma, addr, pages, &left);
-		if (ret)
-			return ret;
-		if (left)
-			return -EFAULT;
-		pages += count;
-		addr += count << PAGE_SHIFT;
-		cond_resched();
-	}
-	return 0;
-}
-
-/*
  * The dma-buf core has already refused ranges past the end. Private
  * mappings are refused here: copy-on-write would silently detach the
  * caller from the memory GPUs see. VM_MAYSHARE, not VM_SHARED, marks
  * MAP_SHARED, because mmap clears VM_SHARED on read-only fds. The vma's
  * file holds the dma-buf, which holds @buf, for as long as the vma lives.
+ *
+ * Nothing is mapped here: the fault handler maps on first access (or
+ * MADV_POPULATE_WRITE, which libgpubuf issues). Inserting pages now would
+ * need vm_insert_page(), which makes the vma VM_MIXEDMAP, and the core maps
+ * no PMDs in such a vma on 6.1 and 6.12 and cannot split them cleanly on
+ * 7.x. VM_HUGEPAGE asks for PMDs where the kernel's THP policy allows them.
+ * VM_DONTEXPAND refuses growing mremap() and also keeps mlock() away from
+ * the vma: mlock would mark the buffer's pages PG_mlocked, which only pages
+ * on an LRU list get cleared again.
  */
 static int gpubuf_dmabuf_mmap(struct dma_buf *dmabuf,
 			      struct vm_area_struct *vma)
 {
 	struct gpubuf_buffer *buf = dmabuf->priv;
+	int ret;
 
 	/* An importer's vma set up for PFNs cannot be struct-page backed. */
 	if (!(vma->vm_flags & VM_MAYSHARE) ||
-	    vma->vm_flags & (VM_PFNMAP | VM_IO))
+	    vma->vm_flags & (VM_PFNMAP | VM_IO | VM_MIXEDMAP))
 		return -EINVAL;
 	if (vma->vm_pgoff >= buf->nr_pages ||
 	    vma_pages(vma) > buf->nr_pages - vma->vm_pgoff)
 		return -EINVAL;
 
-	/* VM_MIXEDMAP up front: the fault handler inserts pages too. */
-	gpubuf_vm_flags_set(vma, VM_MIXEDMAP | VM_DONTEXPAND);
+	/*
+	 * The first fault allocates the upper page-table levels before the
+	 * fault handler runs: make sure the cgroup has room for them now.
+	 */
+	ret = gpubuf_charge_headroom();
+	if (ret)
+		return ret;
+
+	gpubuf_vm_flags_set(vma, VM_HUGEPAGE | VM_DONTEXPAND);
 	vma->vm_ops = &gpubuf_vm_ops;
 	vma->vm_private_data = buf;
-	return gpubuf_mmap_populate(vma, buf->pages + vma->vm_pgoff);
+	return 0;
 }
 
 /* One kernel mapping per buffer, shared by every vmap user; NULL on failure. */

@@ -196,15 +196,22 @@ static int gpubuf_alloc_module(struct gpubuf_ctx *ctx, size_t size,
 		return -EOVERFLOW;
 	}
 	/*
-	 * No MAP_POPULATE: the module's ->mmap inserts every page itself
-	 * (in killable batches, failing mmap() with ENOMEM or EINTR), so
-	 * populating would walk all the PTEs a second time through GUP for
-	 * nothing. The memfd backend's mlock() is what populates there.
+	 * The module maps nothing at mmap() time; faulting the pages in now,
+	 * a PMD at a time where the placement allows, keeps the promise that
+	 * an allocated buffer is resident and lets a memory cgroup at its
+	 * limit fail the allocation with ENOMEM instead of OOM-killing the
+	 * first toucher. Before Linux 5.14 pages come in on first access.
 	 */
-	ptr = mmap(NULL, (size_t)a.size, PROT_READ | PROT_WRITE, MAP_SHARED,
-		   a.fd, 0);
+	ptr = gpubuf_map_placed((size_t)a.size, PROT_READ | PROT_WRITE,
+				a.fd, ctx->page_size);
 	if (ptr == MAP_FAILED) {
 		err = -errno;
+		close(a.fd);
+		return err;
+	}
+	err = gpubuf_map_populate(ptr, (size_t)a.size, true);
+	if (err) {
+		munmap(ptr, (size_t)a.size);
 		close(a.fd);
 		return err;
 	}
@@ -309,12 +316,12 @@ GPUBUF_EXPORT int gpubuf_import(struct gpubuf_ctx *ctx, int dmabuf_fd,
 		goto err_close;
 
 	if ((fl & O_ACCMODE) == O_RDWR)
-		ptr = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED,
-			   fd, 0);
+		ptr = gpubuf_map_placed(size, PROT_READ | PROT_WRITE, fd,
+					ctx->page_size);
 	/* Read-only fd, or an exporter that refuses writable mappings. */
 	if (ptr == MAP_FAILED && ((fl & O_ACCMODE) == O_RDONLY ||
 				  errno == EACCES)) {
-		ptr = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+		ptr = gpubuf_map_placed(size, PROT_READ, fd, ctx->page_size);
 		flags |= GPUBUF_BUF_READONLY;
 	}
 	if (ptr == MAP_FAILED) {

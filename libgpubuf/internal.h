@@ -65,6 +65,14 @@ struct gpubuf_ctx {
 	struct gpubuf_version drv;	/* zero on memfd backend */
 };
 
+/*
+ * mapping.c: map size bytes of fd from offset 0, MAP_SHARED, at an address
+ * aligned for PMD mappings when size allows (errno and MAP_FAILED like
+ * mmap); and fault a mapping in, returning 0 or -ENOMEM/-EINTR/-EFAULT.
+ */
+void *gpubuf_map_placed(size_t size, int prot, int fd, size_t page_size);
+int gpubuf_map_populate(void *ptr, size_t size, bool writable);
+
 #define GPUBUF_BUF_READONLY	(1u << 0)	/* mapped PROT_READ only */
 #define GPUBUF_BUF_IMPORTED	(1u << 1)	/* from gpubuf_import() */
 

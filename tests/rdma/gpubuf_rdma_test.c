@@ -36,7 +36,8 @@ static int gbuf_alloc(struct why *w, struct gbuf *b, size_t len)
 	close(dev);
 	if (b->fd < 0)
 		return why_set(w, "GPUBUF_IOC_ALLOC %zu: %s", len, strerror(-b->fd));
-	b->p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, b->fd, 0);
+	/* Placed as libgpubuf places it: 2 MiB entries where they fit. */
+	b->p = gb_map_at(b->fd, len, PROT_READ | PROT_WRITE, 0, 0);
 	if (b->p == MAP_FAILED) {
 		b->p = NULL;
 		return why_set(w, "mmap of the dma-buf: %s", strerror(errno));
@@ -192,6 +193,7 @@ FIXTURE_VARIANT_ADD(rc, multi_mib) {
 FIXTURE_SETUP(rc)
 {
 	struct why w = { "" };
+	char mode[32];
 	int i;
 
 	for (i = 0; i < 3; i++)
@@ -201,6 +203,12 @@ FIXTURE_SETUP(rc)
 		ASSERT_EQ(0, gbuf_alloc(&w, &self->b[i], RC_BUF)) TH_LOG("%s", w.text);
 		ASSERT_EQ(0, gbuf_reg(&w, &self->b[i], self->rc.pd)) TH_LOG("%s", w.text);
 	}
+	/* ibv_reg_mr faulted the buffers in: with 2 MiB entries. */
+	ASSERT_EQ(0, gb_thp_mode(mode, sizeof(mode)));
+	if (strcmp(mode, "never"))
+		for (i = 0; i < 3; i++)
+			EXPECT_EQ(RC_BUF, gb_smaps_bytes(self->b[i].p, RC_BUF,
+							 "FilePmdMapped"));
 }
 
 FIXTURE_TEARDOWN(rc)

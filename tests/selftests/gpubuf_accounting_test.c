@@ -110,11 +110,14 @@ static int child_maps_charged_buffer(const char *cg)
 	fd = gb_alloc(dev, len);
 	if (fd < 0)
 		return 32;
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	/* Charged pages map with PMDs like any others. */
+	p = gb_map_at(fd, len, PROT_READ | PROT_WRITE, 0, 0);
 	if (p == MAP_FAILED)
 		return 33;
 	for (i = 0; i < len / 8; i += SZ_4K / 8)
 		p[i] = i + 1;
+	if (gb_smaps_bytes(p, len, "FilePmdMapped") != len)
+		return 36;
 	if (madvise(p, len, MADV_DONTNEED))
 		return 34;
 	for (i = 0; i < len / 8; i += SZ_4K / 8)
@@ -314,9 +317,10 @@ static int fill_cgroup(int dev, unsigned long long size)
 }
 
 /*
- * Mapping a buffer allocates page tables, charged to the caller's cgroup:
- * 128 of them for 256 MiB. With the cgroup filled to its limit that charge
- * cannot succeed; the child must get ENOMEM from mmap() and live on.
+ * Faults in a mapping allocate page tables, charged to the caller's cgroup,
+ * and the first fault allocates the upper levels before gpubuf is asked.
+ * With the cgroup filled to its limit, mmap() itself must refuse with
+ * ENOMEM, and the child live on.
  * Exit codes: 0 all good, 20 + n for the n-th failed expectation.
  */
 static int child_maps_at_limit(const char *cg)
@@ -344,6 +348,73 @@ static int child_maps_at_limit(const char *cg)
 	return 0;
 }
 
+/*
+ * With a few pages of room left, populating a PMD-aligned mapping of 256
+ * MiB needs about one page table and succeeds; a mapping placed 4 KiB off
+ * needs 128 PTE tables and must fail with ENOMEM (MADV_POPULATE_WRITE, as
+ * libgpubuf does), not OOM-kill. Exit codes as above.
+ */
+static int child_populates_near_limit(const char *cg)
+{
+	const size_t len = 256 * SZ_1M;
+	int dev, fd, i, n, small[64];
+	void *p;
+
+	if (gb_cg_write(cg, "cgroup.procs", "0"))
+		return 20;
+	dev = gb_open();
+	if (dev < 0)
+		return 21;
+	fd = gb_alloc(dev, len);
+	if (fd < 0)
+		return 22;
+	if (fill_cgroup(dev, SZ_1M) < 0)
+		return 23;
+	for (n = 0; n < 64; n++) {
+		small[n] = gb_alloc(dev, SZ_4K);
+		if (small[n] < 0)
+			break;
+	}
+	if (n < 32)
+		return 26;
+	/* Give back 32 pages and the dma-buf objects around them. */
+	for (i = 0; i < 32; i++)
+		close(small[--n]);
+	p = gb_map_at(fd, len, PROT_READ | PROT_WRITE, 0, 0);
+	if (p == MAP_FAILED)
+		return 27;
+	if (madvise(p, len, MADV_POPULATE_WRITE))
+		return errno == EINVAL ? 40 : 28;
+	munmap(p, len);
+	p = gb_map_at(fd, len - SZ_4K, PROT_READ | PROT_WRITE, 0, SZ_4K);
+	if (p == MAP_FAILED)
+		return 29;
+	if (!madvise(p, len - SZ_4K, MADV_POPULATE_WRITE))
+		return 24;
+	if (errno != ENOMEM)
+		return 25;
+	munmap(p, len - SZ_4K);
+	return 0;
+}
+
+TEST_F(memcg, populate_near_limit_is_enomem_not_oom_kill)
+{
+	unsigned long long buffers = gb_stat("live_buffers");
+	int status;
+
+	ASSERT_EQ(0, gb_cg_write(self->path, "memory.max", "320M"));
+	status = run_child(child_populates_near_limit, self->path);
+	ASSERT_NE(-1, status);
+	ASSERT_TRUE(WIFEXITED(status)) {
+		TH_LOG("child killed by signal %d", WTERMSIG(status));
+	}
+	if (WEXITSTATUS(status) == 40)
+		SKIP(return, "no MADV_POPULATE_WRITE before Linux 5.14");
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(0, gb_cg_read_key(self->path, "memory.events", "oom_kill"));
+	EXPECT_EQ(buffers, gb_stat("live_buffers"));
+}
+
 TEST_F(memcg, mmap_at_limit_is_enomem_not_oom_kill)
 {
 	unsigned long long buffers = gb_stat("live_buffers");
@@ -369,7 +440,23 @@ static double now_s(void)
 }
 
 /*
- * Fork a child that maps @len bytes of @fd and waits to be killed. It
+ * Map @len bytes of @fd with 4 KiB entries (the address 4 KiB off 2 MiB
+ * alignment, the slowest case) and fault them all in as libgpubuf does.
+ */
+static void *map_populated(int fd, size_t len)
+{
+	void *p = gb_map_at(fd, len, PROT_READ | PROT_WRITE, 0, SZ_4K);
+
+	if (p != MAP_FAILED && gb_populate(p, len)) {
+		munmap(p, len);
+		return MAP_FAILED;
+	}
+	return p;
+}
+
+/*
+ * Fork a child that maps and populates @len bytes of @fd and waits to be
+ * killed. It
  * reports on a pipe before mmap() (@before) or after it. SIGKILL it
  * @delay seconds after that report; return the seconds from the kill to
  * the child being reaped, or a negative value on failure.
@@ -392,7 +479,7 @@ static double kill_mapping_child(int fd, size_t len, int before, double delay)
 		close(go[0]);
 		if (before && write(go[1], "g", 1) != 1)
 			_exit(1);
-		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		p = map_populated(fd, len);
 		if (!before && (p == MAP_FAILED || write(go[1], "g", 1) != 1))
 			_exit(1);
 		pause();
@@ -420,22 +507,23 @@ static int cmp_double(const void *a, const void *b)
 #define KILL_TRIALS 5
 
 /*
- * mmap() inserts every page of a large buffer with mmap_lock held; a task
- * killed meanwhile must stop there, not finish the whole range first.
- * Each trial measures a full mmap(), the time a child that finished its
- * mapping takes to die (tearing the mapping down), and the time a child
- * killed a tenth of the way into its mmap() takes. Had mmap() run to the
- * end, the last would exceed the second by most of a full mmap().
+ * Populating a large mapping faults every page in (through gpubuf's fault
+ * handler) with mmap_lock held; a task killed meanwhile must stop there,
+ * not finish the whole range first. Each trial measures a full map and
+ * populate, the time a child that finished its mapping takes to die
+ * (tearing the mapping down), and the time a child killed a tenth of the
+ * way into populating takes. Had populating run to the end, the last would
+ * exceed the second by most of a full populate.
  */
 /*
- * Fifteen mmap()s of 768 MiB: a second each on a KASAN/DEBUG_PAGEALLOC
+ * Fifteen populates of 768 MiB: a second each on a KASAN/DEBUG_PAGEALLOC
  * kernel, more than the harness's default 30 s in all.
  */
 FIXTURE(slow) {};
 FIXTURE_SETUP(slow) {}
 FIXTURE_TEARDOWN(slow) {}
 
-TEST_F_TIMEOUT(slow, killed_mmap_ends_promptly, 300)
+TEST_F_TIMEOUT(slow, killed_populate_ends_promptly, 300)
 {
 	unsigned long long buffers = gb_stat("live_buffers");
 	double full[KILL_TRIALS], mapped[KILL_TRIALS], mid[KILL_TRIALS];
@@ -451,7 +539,7 @@ TEST_F_TIMEOUT(slow, killed_mmap_ends_promptly, 300)
 	ASSERT_LE(0, fd);
 	for (i = 0; i < KILL_TRIALS; i++) {
 		full[i] = now_s();
-		p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		p = map_populated(fd, len);
 		full[i] = now_s() - full[i];
 		ASSERT_NE(MAP_FAILED, p);
 		munmap(p, len);
@@ -463,7 +551,7 @@ TEST_F_TIMEOUT(slow, killed_mmap_ends_promptly, 300)
 	qsort(full, KILL_TRIALS, sizeof(double), cmp_double);
 	qsort(mapped, KILL_TRIALS, sizeof(double), cmp_double);
 	qsort(mid, KILL_TRIALS, sizeof(double), cmp_double);
-	TH_LOG("%zu MiB, medians of %d: mmap %.3f s; death after mmap %.3f s, during mmap %.3f s",
+	TH_LOG("%zu MiB, medians of %d: populate %.3f s; death after it %.3f s, during it %.3f s",
 	       len >> 20, KILL_TRIALS, full[KILL_TRIALS / 2],
 	       mapped[KILL_TRIALS / 2], mid[KILL_TRIALS / 2]);
 	EXPECT_GT(mapped[KILL_TRIALS / 2] + full[KILL_TRIALS / 2] / 4,

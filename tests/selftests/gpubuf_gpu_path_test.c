@@ -5,6 +5,7 @@
  * gpubuf_pinprobe.ko runs pin_user_pages(FOLL_WRITE | FOLL_LONGTERM) (what
  * cuMemHostRegister does) and hmm_range_fault() (what KFD userptr does) on
  * the mapping, with a PFNMAP mapping as the control that must be refused.
+ * Mappings with 2 MiB and with 4 KiB entries both take every path.
  */
 #include "gpubuf_helpers.h"
 #include "kselftest_harness.h"
@@ -46,6 +47,23 @@ FIXTURE(mapped) {
 	void *p;
 };
 
+/*
+ * Every probe runs on a mapping the kernel fills with 2 MiB PMD entries
+ * (placed as libgpubuf places it) and on one 4 KiB off that alignment,
+ * which gets single PTEs.
+ */
+FIXTURE_VARIANT(mapped) {
+	size_t misalign;
+};
+
+FIXTURE_VARIANT_ADD(mapped, pmd) {
+	.misalign = 0,
+};
+
+FIXTURE_VARIANT_ADD(mapped, pte) {
+	.misalign = SZ_4K,
+};
+
 FIXTURE_SETUP(mapped)
 {
 	self->len = 8 * SZ_1M;
@@ -53,8 +71,8 @@ FIXTURE_SETUP(mapped)
 	ASSERT_LE(0, self->dev);
 	self->fd = gb_alloc(self->dev, self->len);
 	ASSERT_LE(0, self->fd);
-	self->p = mmap(NULL, self->len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		       self->fd, 0);
+	self->p = gb_map_at(self->fd, self->len, PROT_READ | PROT_WRITE, 0,
+			    variant->misalign);
 	ASSERT_NE(MAP_FAILED, self->p);
 }
 
@@ -67,9 +85,18 @@ FIXTURE_TEARDOWN(mapped)
 
 TEST_F(mapped, mapping_is_struct_page_backed)
 {
+	char mode[32];
+
 	EXPECT_EQ(0, gb_vma_has_flag(self->p, "pf"));
 	EXPECT_EQ(0, gb_vma_has_flag(self->p, "io"));
+	EXPECT_EQ(0, gb_vma_has_flag(self->p, "mx"));
 	EXPECT_EQ(1, gb_vma_has_flag(self->p, "sh"));
+	/* The pins below fault the pages in: check what they will find. */
+	stamp_pages(self->p, self->len, 0);
+	ASSERT_EQ(0, gb_thp_mode(mode, sizeof(mode)));
+	if (strcmp(mode, "never"))
+		EXPECT_EQ(variant->misalign ? 0 : self->len,
+			  gb_smaps_bytes(self->p, self->len, "FilePmdMapped"));
 }
 
 TEST_F(mapped, longterm_pin_like_cuMemHostRegister)

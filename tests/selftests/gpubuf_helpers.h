@@ -300,6 +300,116 @@ static inline int gb_vma_has_flag(const void *addr, const char *flag)
 	return found;
 }
 
+#define SZ_2M	(2ULL << 20)
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_READ	22	/* Linux 5.14 */
+#define MADV_POPULATE_WRITE	23
+#endif
+
+/*
+ * Map @len bytes of @fd from @off, MAP_SHARED, at a 2 MiB-aligned address
+ * plus @misalign bytes: reserve address space, map over it with MAP_FIXED,
+ * return the rest. MAP_FAILED with errno set on failure.
+ */
+static inline void *gb_map_at(int fd, size_t len, int prot, off_t off,
+			      size_t misalign)
+{
+	size_t span = len + 2 * SZ_2M;
+	char *res, *at, *p;
+
+	res = mmap(NULL, span, PROT_NONE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (res == MAP_FAILED)
+		return MAP_FAILED;
+	at = (char *)(((uintptr_t)res + SZ_2M - 1) & ~(uintptr_t)(SZ_2M - 1)) +
+	     misalign;
+	p = fd < 0 ? mmap(at, len, prot, MAP_PRIVATE | MAP_ANONYMOUS |
+			  MAP_FIXED, -1, 0) :
+		     mmap(at, len, prot, MAP_SHARED | MAP_FIXED, fd, off);
+	if (p == MAP_FAILED) {
+		int err = errno;
+
+		munmap(res, span);
+		errno = err;
+		return MAP_FAILED;
+	}
+	if (at > res)
+		munmap(res, at - res);
+	munmap(at + len, res + span - (at + len));
+	return p;
+}
+
+/*
+ * Fault [p, p + len) in as writes: MADV_POPULATE_WRITE (5.14+), else a
+ * write to every page. 0 or -errno.
+ */
+static inline int gb_populate(void *p, size_t len)
+{
+	size_t off;
+
+	if (!madvise(p, len, MADV_POPULATE_WRITE))
+		return 0;
+	if (errno != EINVAL)
+		return -errno;
+	for (off = 0; off < len; off += SZ_4K)
+		((volatile char *)p)[off] = ((volatile char *)p)[off];
+	return 0;
+}
+
+/*
+ * Sum, in bytes, of smaps field @key ("FilePmdMapped", "Rss", ...) over
+ * the mappings that overlap [@addr, @addr + @len); -1 when no mapping there
+ * lists it (a kernel without the field).
+ */
+static inline long long gb_smaps_bytes(const void *addr, size_t len,
+				       const char *key)
+{
+	unsigned long start, end, a = (unsigned long)addr;
+	size_t klen = strlen(key);
+	long long sum = -1, kb;
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	int in = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &start, &end) == 2 &&
+		    strchr(line, '-') < strchr(line, ' ')) {
+			in = start < a + len && end > a;
+			continue;
+		}
+		if (in && !strncmp(line, key, klen) && line[klen] == ':' &&
+		    sscanf(line + klen + 1, "%lld", &kb) == 1)
+			sum = (sum < 0 ? 0 : sum) + kb * 1024;
+	}
+	fclose(f);
+	return sum;
+}
+
+/* The first word of /sys/kernel/mm/transparent_hugepage/enabled in brackets. */
+static inline int gb_thp_mode(char *mode, size_t size)
+{
+	char line[128], *l, *r;
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+
+	if (!f)
+		return -errno;
+	l = fgets(line, sizeof(line), f);
+	fclose(f);
+	if (!l || !(l = strchr(line, '[')) || !(r = strchr(l, ']')))
+		return -EINVAL;
+	*r = 0;
+	snprintf(mode, size, "%s", l + 1);
+	return 0;
+}
+
+static inline int gb_thp_set(const char *mode)
+{
+	return gb_write_str("/sys/kernel/mm/transparent_hugepage/enabled", mode);
+}
+
 /*
  * A VM_PFNMAP mapping of @len bytes (at most PINPROBE_PFNMAP_BYTES) from
  * gpubuf_pinprobe.ko: the control every long-term pin must refuse. The

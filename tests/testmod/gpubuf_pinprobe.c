@@ -21,13 +21,14 @@
 #include <linux/module.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
+#include <linux/timekeeping.h>
 #include <linux/uaccess.h>
 
 #include "gpubuf_compat_probed.h"
 #include "gpubuf_pinprobe.h"
 
-/* Enough for any test range; keeps the page array a single allocation. */
-#define PINPROBE_MAX_PAGES	(64UL << (20 - PAGE_SHIFT))
+/* 1 GiB: the largest range the tests pin (a 2 MiB array of pointers). */
+#define PINPROBE_MAX_PAGES	(1UL << (30 - PAGE_SHIFT))
 
 /* Pages behind the PFNMAP control mapping, one allocation at load. */
 static struct page *pinprobe_pfnmap_pages;
@@ -48,18 +49,21 @@ static u64 pinprobe_page_word(struct page *page)
 }
 
 static int pinprobe_pin(unsigned long addr, unsigned long nr_pages,
-			u64 *checksum)
+			u64 *checksum, u64 *elapsed_ns)
 {
 	struct page **pages;
 	unsigned long i;
+	u64 start;
 	int pinned;
 
 	pages = kvmalloc_array(nr_pages, sizeof(*pages), GFP_KERNEL);
 	if (!pages)
 		return -ENOMEM;
 
+	start = ktime_get_ns();
 	pinned = pin_user_pages_fast(addr, nr_pages,
 				     FOLL_WRITE | FOLL_LONGTERM, pages);
+	*elapsed_ns = ktime_get_ns() - start;
 	if (pinned < 0)
 		goto out_free;
 
@@ -92,7 +96,7 @@ static const struct mmu_interval_notifier_ops pinprobe_mni_ops = {
  * invalidated meanwhile. Gives up after a second of invalidations.
  */
 static int pinprobe_hmm(unsigned long addr, unsigned long nr_pages,
-			u64 *checksum)
+			u64 *checksum, u64 *elapsed_ns)
 {
 	struct mmu_interval_notifier mni;
 	struct hmm_range range = {
@@ -104,6 +108,7 @@ static int pinprobe_hmm(unsigned long addr, unsigned long nr_pages,
 	struct mm_struct *mm = current->mm;
 	unsigned long timeout = jiffies + HZ;
 	unsigned long i;
+	u64 start;
 	int ret;
 
 	range.hmm_pfns = kvmalloc_array(nr_pages, sizeof(*range.hmm_pfns),
@@ -119,7 +124,9 @@ static int pinprobe_hmm(unsigned long addr, unsigned long nr_pages,
 	do {
 		range.notifier_seq = mmu_interval_read_begin(&mni);
 		mmap_read_lock(mm);
+		start = ktime_get_ns();
 		ret = hmm_range_fault(&range);
+		*elapsed_ns = ktime_get_ns() - start;
 		*checksum = 0;
 		for (i = 0; !ret && i < nr_pages; i++) {
 			if (!(range.hmm_pfns[i] & HMM_PFN_VALID))
@@ -161,10 +168,12 @@ static long pinprobe_ioctl(struct file *file, unsigned int cmd,
 
 	switch (req.op) {
 	case PINPROBE_OP_PIN_LONGTERM:
-		ret = pinprobe_pin(req.addr, nr_pages, &req.checksum);
+		ret = pinprobe_pin(req.addr, nr_pages, &req.checksum,
+				   &req.elapsed_ns);
 		break;
 	case PINPROBE_OP_HMM_FAULT:
-		ret = pinprobe_hmm(req.addr, nr_pages, &req.checksum);
+		ret = pinprobe_hmm(req.addr, nr_pages, &req.checksum,
+				   &req.elapsed_ns);
 		break;
 	default:
 		return -EINVAL;

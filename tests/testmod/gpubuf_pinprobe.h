@@ -24,6 +24,8 @@
  * @reserved: in, must be 0
  * @checksum: out, sum of the first 64-bit word of every page, read through
  *            the kernel's view of the pages the probe obtained
+ * @elapsed_ns: out, time spent in the pin or fault call itself (not in
+ *            allocating the page array or reading the checksum)
  */
 struct pinprobe_req {
 	__u64 addr;
@@ -31,6 +33,7 @@ struct pinprobe_req {
 	__u32 op;
 	__u32 reserved;
 	__u64 checksum;
+	__u64 elapsed_ns;
 };
 
 /*

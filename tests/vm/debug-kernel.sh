@@ -60,7 +60,7 @@ rm -rf "$work/gpubuf"
 	fail "gpubuf.ko build against the debug kernel" "$work/gpubuf.log"
 
 GPUBUF_VM_SYSROOT=$root GPUBUF_VM_KO_DIR=$work/gpubuf GPUBUF_VM_OUT=$work/vm \
-	GPUBUF_VM_MEM=3072 GPUBUF_VM_TIMEOUT=${GPUBUF_DEBUG_TIMEOUT:-5400} \
+	GPUBUF_VM_MEM=4096 GPUBUF_VM_TIMEOUT=${GPUBUF_DEBUG_TIMEOUT:-5400} \
 	GPUBUF_VM_APPEND="page_owner=on kmemleak=on" \
 	"$top/tests/vm/run.sh" /kdir "$tests_dir" |
 	sed -E 's/^(ok|not ok) ([0-9]+) - /\1 \2 - debug kernel: /'

@@ -10,7 +10,8 @@
 # holding KDIR, /boot and /lib/modules of another kernel; GPUBUF_VM_KO_DIR,
 # the tree where gpubuf.ko and the tests/testmod modules were built
 # for it (default: this tree); GPUBUF_VM_OUT, the work directory;
-# GPUBUF_VM_MEM, guest MiB (2048); GPUBUF_VM_EXTRA_DIR, files added under
+# GPUBUF_VM_MEM, guest MiB (3072: the 2 MiB-mapping suite maps 1 GiB
+# buffers next to 1 GiB of anonymous memory); GPUBUF_VM_EXTRA_DIR, files added under
 # /gpubuf in the guest; GPUBUF_VM_APPEND, extra kernel command line (e.g.
 # gpubuf.demo=1, which runs /gpubuf/demo.sh instead of the suites);
 # GPUBUF_VM_HOST_FILES, host files (libraries a program dlopen()s, their
@@ -37,7 +38,7 @@ kver=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$sysroot$kdir/include/gen
 vmlinuz=$sysroot/boot/vmlinuz-$kver
 moddir=/lib/modules/$kver
 timeout_s=${GPUBUF_VM_TIMEOUT:-1500}
-mem=${GPUBUF_VM_MEM:-2048}
+mem=${GPUBUF_VM_MEM:-3072}
 
 for f in "$vmlinuz" "$sysroot$moddir/modules.dep" /bin/busybox; do
 	if [ ! -e "$f" ]; then

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Where buffer mappings go. gpubuf.ko backs a buffer with 2 MiB compound
+ * pages wherever it can, and the kernel maps such a page with one PMD
+ * entry, instead of 512 PTEs, when the virtual address and the buffer
+ * offset are both 2 MiB aligned. mmap(NULL, ...) gives no such promise for
+ * a dma-buf (its file has no get_unmapped_area of its own), so mappings of
+ * a PMD or more are placed here: reserve the length plus one PMD of address
+ * space, map the buffer over the aligned part, give back the rest.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ	22	/* Linux 5.14 */
+#define MADV_POPULATE_WRITE	23
+#endif
+
+/*
+ * The span one PMD entry maps: a page table page holds page_size / 8
+ * entries (2 MiB with 4 KiB pages, 512 MiB with 64 KiB pages).
+ */
+static size_t gpubuf_pmd_bytes(size_t page_size)
+{
+	return page_size * (page_size / sizeof(uint64_t));
+}
+
+void *gpubuf_map_placed(size_t size, int prot, int fd, size_t page_size)
+{
+	size_t pmd = gpubuf_pmd_bytes(page_size);
+	uintptr_t start, aligned;
+	void *res, *ptr;
+
+	if (size < pmd || size > SIZE_MAX - pmd)
+		return mmap(NULL, size, prot, MAP_SHARED, fd, 0);
+	/* Address space only: PROT_NONE and MAP_NORESERVE cost no memory. */
+	res = mmap(NULL, size + pmd - page_size, PROT_NONE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (res == MAP_FAILED)
+		return mmap(NULL, size, prot, MAP_SHARED, fd, 0);
+	start = (uintptr_t)res;
+	aligned = (start + pmd - 1) & ~(uintptr_t)(pmd - 1);
+	ptr = mmap((void *)aligned, size, prot, MAP_SHARED | MAP_FIXED, fd, 0);
+	if (ptr == MAP_FAILED) {
+		int err = errno;
+
+		munmap(res, size + pmd - page_size);
+		errno = err;
+		return MAP_FAILED;
+	}
+	if (aligned > start)
+		munmap(res, aligned - start);
+	if (start + size + pmd - page_size > aligned + size)
+		munmap((void *)(aligned + size),
+		       start + size + pmd - page_size - (aligned + size));
+	return ptr;
+}
+
+int gpubuf_map_populate(void *ptr, size_t size, bool writable)
+{
+	if (!madvise(ptr, size, writable ? MADV_POPULATE_WRITE :
+					   MADV_POPULATE_READ))
+		return 0;
+	/* Before 5.14: pages come in on first access instead. */
+	if (errno == EINVAL)
+		return 0;
+	/* EFAULT/EHWPOISON: a page could not be mapped. */
+	return errno == ENOMEM || errno == EINTR ? -errno : -EFAULT;
+}

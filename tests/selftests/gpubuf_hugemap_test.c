@@ -1,0 +1,591 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Description: 2 MiB (PMD) CPU mappings of gpubuf's 2 MiB pages. A mapping
+ * placed at a 2 MiB-aligned address for a 2 MiB-aligned buffer offset must
+ * be mapped with PMD entries (smaps FilePmdMapped), stay correct through
+ * everything that splits or copies page tables (partial munmap, 4 KiB
+ * MADV_DONTNEED, mprotect, mremap, fork), stay pinnable, and be cheaper to
+ * pin than the same buffer mapped with 4 KiB entries. The measurements
+ * the README quotes are logged here as ratios within one guest run.
+ */
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "gpubuf_helpers.h"
+#include "kselftest_harness.h"
+
+static int probe_run(uint32_t op, const void *addr, size_t len, uint64_t *sum,
+		     uint64_t *ns)
+{
+	struct pinprobe_req req = { .addr = (uintptr_t)addr, .len = len, .op = op };
+	int fd = open(PINPROBE_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = gb_ioctl(fd, PINPROBE_IOC_RUN, &req);
+	close(fd);
+	if (!ret && sum)
+		*sum = req.checksum;
+	if (!ret && ns)
+		*ns = req.elapsed_ns;
+	return ret;
+}
+
+/* Stamp every page's first word; returns the sum the probe should see. */
+static uint64_t stamp(char *p, size_t len, uint64_t seed)
+{
+	uint64_t sum = 0;
+	size_t off;
+
+	for (off = 0; off < len; off += SZ_4K) {
+		uint64_t v = seed * 1000003 + off;
+
+		*(uint64_t *)(p + off) = v;
+		sum += v;
+	}
+	return sum;
+}
+
+/* Offset of the first page in [from, to) of @p whose stamp is wrong, or -1. */
+static long long check_range(const char *p, size_t from, size_t to,
+			     uint64_t seed)
+{
+	size_t off;
+
+	for (off = from; off < to; off += SZ_4K)
+		if (*(const uint64_t *)(p + off) != seed * 1000003 + off)
+			return off;
+	return -1;
+}
+
+static long long check_stamp(const char *p, size_t len, uint64_t seed)
+{
+	return check_range(p, 0, len, seed);
+}
+
+static long long pmd_bytes(const void *p, size_t len)
+{
+	return gb_smaps_bytes(p, len, "FilePmdMapped");
+}
+
+/* Whether the kernel's THP policy lets a VM_HUGEPAGE vma have PMDs. */
+static int thp_allowed(void)
+{
+	char mode[32];
+
+	return !gb_thp_mode(mode, sizeof(mode)) && strcmp(mode, "never");
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+FIXTURE(huge) {
+	int dev;
+	int fd;
+	size_t len;
+	char *p;
+};
+
+FIXTURE_SETUP(huge)
+{
+	self->len = 8 * SZ_1M;
+	self->dev = gb_open();
+	ASSERT_LE(0, self->dev);
+	self->fd = gb_alloc(self->dev, self->len);
+	ASSERT_LE(0, self->fd);
+	self->p = gb_map_at(self->fd, self->len, PROT_READ | PROT_WRITE, 0, 0);
+	ASSERT_NE(MAP_FAILED, self->p);
+	ASSERT_EQ(0, gb_populate(self->p, self->len));
+	if (thp_allowed())
+		ASSERT_EQ(self->len, pmd_bytes(self->p, self->len));
+	stamp(self->p, self->len, 7);
+}
+
+FIXTURE_TEARDOWN(huge)
+{
+	munmap(self->p, self->len);
+	close(self->fd);
+	close(self->dev);
+}
+
+/* The vma stays what GUP and HMM need, and is not special. */
+TEST_F(huge, vma_is_plain_and_hugepage)
+{
+	EXPECT_EQ(0, gb_vma_has_flag(self->p, "pf"));
+	EXPECT_EQ(0, gb_vma_has_flag(self->p, "io"));
+	EXPECT_EQ(0, gb_vma_has_flag(self->p, "mx"));
+	EXPECT_EQ(1, gb_vma_has_flag(self->p, "hg"));
+	EXPECT_EQ(1, gb_vma_has_flag(self->p, "sh"));
+}
+
+TEST_F(huge, longterm_pin_and_hmm_across_pmds)
+{
+	uint64_t want = stamp(self->p, self->len, 11), got = 0;
+	/* Starts and ends inside a PMD, spans two boundaries. */
+	char *sub = self->p + SZ_2M - 16 * SZ_4K;
+	size_t sub_len = 2 * SZ_2M + 32 * SZ_4K;
+	uint64_t sub_want = 0;
+	size_t off;
+
+	ASSERT_EQ(0, probe_run(PINPROBE_OP_PIN_LONGTERM, self->p, self->len,
+			       &got, NULL));
+	EXPECT_EQ(want, got);
+	ASSERT_EQ(0, probe_run(PINPROBE_OP_HMM_FAULT, self->p, self->len,
+			       &got, NULL));
+	EXPECT_EQ(want, got);
+	for (off = 0; off < sub_len; off += SZ_4K)
+		sub_want += *(uint64_t *)(sub + off);
+	ASSERT_EQ(0, probe_run(PINPROBE_OP_PIN_LONGTERM, sub, sub_len, &got,
+			       NULL));
+	EXPECT_EQ(sub_want, got);
+	/* Pinning maps nothing differently. */
+	if (thp_allowed())
+		EXPECT_EQ(self->len, pmd_bytes(self->p, self->len));
+}
+
+/* A hole punched into one PMD leaves the others and all data alone. */
+TEST_F(huge, partial_munmap_splits_one_pmd)
+{
+	char *hole = self->p + SZ_2M + 64 * SZ_4K;
+
+	ASSERT_EQ(0, munmap(hole, SZ_4K));
+	if (thp_allowed())
+		EXPECT_EQ(self->len - SZ_2M,
+			  pmd_bytes(self->p, self->len));
+	EXPECT_EQ(-1, check_range(self->p, 0, hole - self->p, 7));
+	EXPECT_EQ(-1, check_range(self->p, hole - self->p + SZ_4K, self->len,
+				  7));
+	ASSERT_EQ(0, probe_run(PINPROBE_OP_PIN_LONGTERM, hole + SZ_4K,
+			       SZ_2M, NULL, NULL));
+	/* Teardown unmaps both halves. */
+	munmap(self->p, hole - self->p);
+	munmap(hole + SZ_4K, self->p + self->len - hole - SZ_4K);
+	self->p = mmap(NULL, SZ_4K, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS,
+		       -1, 0);
+	self->len = SZ_4K;
+}
+
+TEST_F(huge, madv_dontneed_of_4k_inside_a_pmd)
+{
+	char *page = self->p + 3 * SZ_2M + 5 * SZ_4K;
+
+	ASSERT_EQ(0, madvise(page, SZ_4K, MADV_DONTNEED));
+	EXPECT_EQ(-1, check_stamp(self->p, self->len, 7));
+	*(volatile uint64_t *)page = 1;
+	EXPECT_EQ(1, *(volatile uint64_t *)page);
+	*(uint64_t *)page = 7 * 1000003 + (page - self->p);
+	/* A whole aligned 2 MiB comes back as one PMD on the next fault. */
+	ASSERT_EQ(0, madvise(self->p, self->len, MADV_DONTNEED));
+	ASSERT_EQ(0, gb_populate(self->p, self->len));
+	EXPECT_EQ(-1, check_stamp(self->p, self->len, 7));
+	if (thp_allowed())
+		EXPECT_EQ(self->len, pmd_bytes(self->p, self->len));
+}
+
+TEST_F(huge, mprotect_of_part_of_a_pmd)
+{
+	char *ro = self->p + SZ_2M + SZ_4K;
+
+	ASSERT_EQ(0, mprotect(ro, 4 * SZ_4K, PROT_READ));
+	EXPECT_EQ(-1, check_stamp(self->p, self->len, 7));
+	/* Writable around the read-only pages. */
+	*(volatile uint64_t *)(ro - SZ_4K) += 0;
+	*(volatile uint64_t *)(ro + 4 * SZ_4K) += 0;
+	ASSERT_EQ(0, mprotect(ro, 4 * SZ_4K, PROT_READ | PROT_WRITE));
+	stamp(self->p, self->len, 8);
+	EXPECT_EQ(-1, check_stamp(self->p, self->len, 8));
+	/* A whole PMD made read-only and back keeps its data. */
+	ASSERT_EQ(0, mprotect(self->p, SZ_2M, PROT_READ));
+	EXPECT_EQ(-1, check_stamp(self->p, self->len, 8));
+	ASSERT_EQ(0, mprotect(self->p, SZ_2M, PROT_READ | PROT_WRITE));
+	stamp(self->p, SZ_2M, 8);
+	ASSERT_EQ(0, probe_run(PINPROBE_OP_PIN_LONGTERM, self->p, self->len,
+			       NULL, NULL));
+}
+
+TEST_F(huge, mremap_moves_the_mapping)
+{
+	char *to = gb_map_at(-1, self->len, PROT_NONE, 0, 0);
+	char *q;
+
+	ASSERT_NE(MAP_FAILED, to);
+	q = mremap(self->p, self->len, self->len, MREMAP_MAYMOVE | MREMAP_FIXED,
+		   to);
+	ASSERT_EQ(to, q);
+	self->p = q;
+	EXPECT_EQ(-1, check_stamp(self->p, self->len, 7));
+	ASSERT_EQ(0, gb_populate(self->p, self->len));
+	if (thp_allowed())
+		EXPECT_EQ(self->len, pmd_bytes(self->p, self->len));
+	/* Growing stays refused (VM_DONTEXPAND). */
+	EXPECT_EQ(MAP_FAILED, mremap(self->p, self->len, 2 * self->len,
+				     MREMAP_MAYMOVE));
+}
+
+TEST_F(huge, forked_child_writes_through_pmds)
+{
+	pid_t pid = fork();
+	int status;
+
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		stamp(self->p, self->len, 9);
+		_exit(check_stamp(self->p, self->len, 9) == -1 ? 0 : 1);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+	EXPECT_EQ(-1, check_stamp(self->p, self->len, 9));
+}
+
+/*
+ * The buffer's pages are never on an LRU list, so mlock() has nothing to
+ * do, and must not mark them (PG_mlocked would outlive the mapping).
+ */
+TEST_F(huge, mlock_leaves_the_vma_unlocked)
+{
+	EXPECT_EQ(0, mlock(self->p, self->len));
+	EXPECT_EQ(0, gb_vma_has_flag(self->p, "lo"));
+	EXPECT_EQ(0, munlock(self->p, self->len));
+	EXPECT_EQ(-1, check_stamp(self->p, self->len, 7));
+}
+
+/* The wrong alignment costs PMDs, nothing else. */
+TEST(misplaced_mappings_use_4k_entries)
+{
+	const size_t len = 8 * SZ_1M;
+	int dev = gb_open(), fd;
+	char *p, *q;
+
+	ASSERT_LE(0, dev);
+	fd = gb_alloc(dev, len);
+	ASSERT_LE(0, fd);
+	p = gb_map_at(fd, len, PROT_READ | PROT_WRITE, 0, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(0, gb_populate(p, len));
+	stamp(p, len, 3);
+	/* Address 4 KiB past alignment: no PMD fits. */
+	q = gb_map_at(fd, len - SZ_4K, PROT_READ | PROT_WRITE, 0, SZ_4K);
+	ASSERT_NE(MAP_FAILED, q);
+	ASSERT_EQ(0, gb_populate(q, len - SZ_4K));
+	EXPECT_EQ(0, pmd_bytes(q, len - SZ_4K));
+	EXPECT_EQ(-1, check_stamp(q, len - SZ_4K, 3));
+	munmap(q, len - SZ_4K);
+	/* Aligned address, offset 4 KiB: still none. */
+	q = gb_map_at(fd, len - SZ_4K, PROT_READ | PROT_WRITE, SZ_4K, 0);
+	ASSERT_NE(MAP_FAILED, q);
+	ASSERT_EQ(0, gb_populate(q, len - SZ_4K));
+	EXPECT_EQ(0, pmd_bytes(q, len - SZ_4K));
+	EXPECT_EQ(3 * 1000003 + SZ_4K, *(uint64_t *)q);
+	munmap(q, len - SZ_4K);
+	/* Aligned address, offset 2 MiB: PMDs again. */
+	q = gb_map_at(fd, len - SZ_2M, PROT_READ | PROT_WRITE, SZ_2M, 0);
+	ASSERT_NE(MAP_FAILED, q);
+	ASSERT_EQ(0, gb_populate(q, len - SZ_2M));
+	if (thp_allowed())
+		EXPECT_EQ(len - SZ_2M, pmd_bytes(q, len - SZ_2M));
+	EXPECT_EQ(3 * 1000003 + SZ_2M, *(uint64_t *)q);
+	munmap(q, len - SZ_2M);
+	munmap(p, len);
+	close(fd);
+	close(dev);
+}
+
+/* A read-only fd maps read-only PMDs. */
+TEST(read_only_fd_maps_pmds)
+{
+	const size_t len = 4 * SZ_1M;
+	struct gpubuf_alloc a;
+	int dev = gb_open();
+	char *p;
+
+	ASSERT_LE(0, dev);
+	gb_alloc_req(&a, len);
+	a.fd_flags = O_RDONLY | O_CLOEXEC;
+	ASSERT_EQ(0, gb_ioctl(dev, GPUBUF_IOC_ALLOC, &a));
+	p = gb_map_at(a.fd, len, PROT_READ, 0, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(0, madvise(p, len, MADV_POPULATE_READ) && errno != EINVAL ?
+		  -errno : 0);
+	EXPECT_EQ(0, *(volatile uint64_t *)(p + SZ_2M));
+	if (thp_allowed())
+		EXPECT_EQ(len, pmd_bytes(p, len));
+	EXPECT_EQ(-1, mprotect(p, len, PROT_READ | PROT_WRITE));
+	munmap(p, len);
+	close(a.fd);
+	close(dev);
+}
+
+/*
+ * With THP "never" the kernel may refuse PMDs (7.x does); either way the
+ * mapping must work, stay pinnable and report what it is.
+ */
+TEST(thp_never_still_maps)
+{
+	const size_t len = 4 * SZ_1M;
+	int dev = gb_open(), fd;
+	char mode[32];
+	uint64_t want, got = 0;
+	char *p;
+
+	ASSERT_EQ(0, gb_thp_mode(mode, sizeof(mode)));
+	ASSERT_LE(0, dev);
+	fd = gb_alloc(dev, len);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, gb_thp_set("never"));
+	p = gb_map_at(fd, len, PROT_READ | PROT_WRITE, 0, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(0, gb_populate(p, len));
+	want = stamp(p, len, 5);
+	EXPECT_EQ(0, probe_run(PINPROBE_OP_PIN_LONGTERM, p, len, &got, NULL));
+	EXPECT_EQ(want, got);
+	TH_LOG("THP never: %lld of %zu bytes PMD-mapped", pmd_bytes(p, len),
+	       len);
+	EXPECT_LE(0, pmd_bytes(p, len));
+	munmap(p, len);
+	ASSERT_EQ(0, gb_thp_set(mode));
+	close(fd);
+	close(dev);
+}
+
+/*
+ * Raise max_buffer_bytes to @len for the 1 GiB measurements (the default,
+ * half of the guest's RAM, may be just below it); returns the old value.
+ */
+static unsigned long long allow_buffer(size_t len)
+{
+	unsigned long long old = gb_param("max_buffer_bytes");
+
+	if (old < len)
+		gb_set_param("max_buffer_bytes", len);
+	return old;
+}
+
+/* Share of an aligned, populated mapping of a fresh @len buffer, in %. */
+static double share_of(size_t len, int *err)
+{
+	int dev = gb_open(), fd;
+	double share = -1;
+	char *p;
+
+	*err = dev < 0 ? dev : 0;
+	if (dev < 0)
+		return -1;
+	fd = gb_alloc(dev, len);
+	if (fd < 0) {
+		*err = fd;
+		close(dev);
+		return -1;
+	}
+	p = gb_map_at(fd, len, PROT_READ | PROT_WRITE, 0, 0);
+	if (p == MAP_FAILED)
+		*err = -errno;
+	else if (!(*err = gb_populate(p, len)))
+		share = 100.0 * pmd_bytes(p, len) / len;
+	if (p != MAP_FAILED)
+		munmap(p, len);
+	close(fd);
+	close(dev);
+	return share;
+}
+
+/* Each 1 GiB test takes minutes on a KASAN kernel under TCG. */
+FIXTURE(measure) {};
+FIXTURE_SETUP(measure) {}
+FIXTURE_TEARDOWN(measure) {}
+
+TEST_F_TIMEOUT(measure, pmd_share_of_64m_and_1g, 300)
+{
+	unsigned long long old = allow_buffer(1ULL << 30);
+	double s64, s1g;
+	int err;
+
+	ASSERT_TRUE(thp_allowed());
+	s64 = share_of(64 * SZ_1M, &err);
+	ASSERT_EQ(0, err);
+	s1g = share_of(1ULL << 30, &err);
+	gb_set_param("max_buffer_bytes", old);
+	ASSERT_EQ(0, err);
+	TH_LOG("measured: PMD-mapped share: 64 MiB %.1f%%, 1 GiB %.1f%%",
+	       s64, s1g);
+	EXPECT_LE(90.0, s64);
+	EXPECT_LE(90.0, s1g);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+#define PIN_TRIALS 3
+
+/* Median time of PIN_TRIALS long-term pins of [p, p + len), in ns. */
+static uint64_t pin_ns(const void *p, size_t len)
+{
+	uint64_t ns[PIN_TRIALS];
+	int i;
+
+	for (i = 0; i < PIN_TRIALS; i++)
+		if (probe_run(PINPROBE_OP_PIN_LONGTERM, p, len, NULL, &ns[i]))
+			return 0;
+	qsort(ns, PIN_TRIALS, sizeof(ns[0]), cmp_u64);
+	return ns[PIN_TRIALS / 2];
+}
+
+/*
+ * Long-term pin of 1 GiB (what cuMemHostRegister does) through the test
+ * module: the buffer mapped with PMDs, the same buffer mapped with 4 KiB
+ * PTEs, and anonymous THP memory.
+ */
+TEST_F_TIMEOUT(measure, longterm_pin_cost_of_1g, 600)
+{
+	const size_t len = 1ULL << 30;
+	unsigned long long old = allow_buffer(len);
+	uint64_t t2m, t4k, tanon;
+	int dev = gb_open(), fd;
+	char *p, *q, *anon;
+
+	ASSERT_TRUE(thp_allowed());
+	ASSERT_LE(0, dev);
+	fd = gb_alloc(dev, len);
+	gb_set_param("max_buffer_bytes", old);
+	ASSERT_LE(0, fd);
+	p = gb_map_at(fd, len, PROT_READ | PROT_WRITE, 0, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(0, gb_populate(p, len));
+	q = gb_map_at(fd, len - SZ_4K, PROT_READ | PROT_WRITE, 0, SZ_4K);
+	ASSERT_NE(MAP_FAILED, q);
+	ASSERT_EQ(0, gb_populate(q, len - SZ_4K));
+	t2m = pin_ns(p, len - SZ_4K);
+	t4k = pin_ns(q, len - SZ_4K);
+	TH_LOG("PMD-mapped %.1f%%, 4K-mapped %.1f%%",
+	       100.0 * pmd_bytes(p, len) / len,
+	       100.0 * pmd_bytes(q, len - SZ_4K) / len);
+	munmap(q, len - SZ_4K);
+	munmap(p, len);
+	close(fd);
+	close(dev);
+
+	anon = gb_map_at(-1, len, PROT_READ | PROT_WRITE, 0, 0);
+	ASSERT_NE(MAP_FAILED, anon);
+	ASSERT_EQ(0, madvise(anon, len, MADV_HUGEPAGE));
+	ASSERT_EQ(0, gb_populate(anon, len));
+	tanon = pin_ns(anon, len - SZ_4K);
+	TH_LOG("anonymous THP: %.1f%% in huge pages",
+	       100.0 * gb_smaps_bytes(anon, len, "AnonHugePages") / len);
+	munmap(anon, len);
+
+	ASSERT_NE(0, t2m);
+	ASSERT_NE(0, t4k);
+	ASSERT_NE(0, tanon);
+	TH_LOG("measured: 1 GiB long-term pin, medians of %d: 2M-mapped / 4K-mapped %.3f, 2M-mapped / anon THP %.3f",
+	       PIN_TRIALS, (double)t2m / t4k, (double)t2m / tanon);
+	EXPECT_LT(t2m, t4k);
+}
+
+/*
+ * Allocate, map and touch every page of 1 GiB: gpubuf through the
+ * library's path (ALLOC, placed mmap, MADV_POPULATE_WRITE), against
+ * anonymous THP memory with MAP_POPULATE and mlock.
+ */
+static double gpubuf_first_touch(size_t len, double *share)
+{
+	double t = now_s();
+	int dev = gb_open(), fd;
+	size_t off;
+	char *p;
+
+	if (dev < 0)
+		return -1;
+	fd = gb_alloc(dev, len);
+	if (fd < 0) {
+		close(dev);
+		return -1;
+	}
+	p = gb_map_at(fd, len, PROT_READ | PROT_WRITE, 0, 0);
+	if (p == MAP_FAILED || gb_populate(p, len)) {
+		t = -1;
+	} else {
+		for (off = 0; off < len; off += SZ_4K)
+			p[off] = 1;
+		t = now_s() - t;
+		*share = 100.0 * pmd_bytes(p, len) / len;
+	}
+	if (p != MAP_FAILED)
+		munmap(p, len);
+	close(fd);
+	close(dev);
+	return t;
+}
+
+static double anon_first_touch(size_t len, double *share)
+{
+	double t = now_s();
+	size_t off;
+	char *p;
+
+	/* The caller sets THP "always", so MAP_POPULATE itself gets THPs. */
+	p = gb_map_at(-1, len, PROT_NONE, 0, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	p = mmap(p, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_POPULATE, -1, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	if (mlock(p, len)) {
+		munmap(p, len);
+		return -1;
+	}
+	for (off = 0; off < len; off += SZ_4K)
+		p[off] = 1;
+	t = now_s() - t;
+	*share = 100.0 * gb_smaps_bytes(p, len, "AnonHugePages") / len;
+	munmap(p, len);
+	return t;
+}
+
+TEST_F_TIMEOUT(measure, first_touch_cost_of_1g, 600)
+{
+	const size_t len = 1ULL << 30;
+	unsigned long long old = allow_buffer(len);
+	double tg[PIN_TRIALS], ta[PIN_TRIALS], sg = 0, sa = 0;
+	char mode[32];
+	int i;
+
+	ASSERT_EQ(0, gb_thp_mode(mode, sizeof(mode)));
+	ASSERT_TRUE(thp_allowed());
+	for (i = 0; i < PIN_TRIALS; i++) {
+		tg[i] = gpubuf_first_touch(len, &sg);
+		ASSERT_EQ(0, gb_thp_set("always"));
+		ta[i] = anon_first_touch(len, &sa);
+		ASSERT_EQ(0, gb_thp_set(mode));
+		if (tg[i] < 0 || ta[i] < 0)
+			break;
+	}
+	gb_set_param("max_buffer_bytes", old);
+	ASSERT_EQ(PIN_TRIALS, i);
+	qsort(tg, PIN_TRIALS, sizeof(double), cmp_double);
+	qsort(ta, PIN_TRIALS, sizeof(double), cmp_double);
+	TH_LOG("gpubuf %.1f%% PMD-mapped, anonymous %.1f%% THP", sg, sa);
+	TH_LOG("measured: 1 GiB alloc+map+first touch, medians of %d: gpubuf / anon THP (MAP_POPULATE+mlock) %.3f",
+	       PIN_TRIALS, tg[PIN_TRIALS / 2] / ta[PIN_TRIALS / 2]);
+	EXPECT_LE(90.0, sg);
+}
+
+TEST_HARNESS_MAIN
