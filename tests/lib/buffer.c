@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -25,9 +26,10 @@
 
 #include "tap.h"
 
-/* "Locked:" of the smaps entry that starts at addr, in kB; -1 if absent. */
-static long t_locked_kb(const void *addr)
+/* Field @key of the smaps entry that starts at addr, in kB; -1 if absent. */
+static long t_smaps_kb(const void *addr, const char *key)
 {
+	size_t klen = strlen(key);
 	unsigned long lo, hi;
 	char line[256];
 	FILE *f = fopen("/proc/self/smaps", "r");
@@ -40,11 +42,17 @@ static long t_locked_kb(const void *addr)
 		/* Entry headers are "lo-hi perms ..."; fields are "Name: n". */
 		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2)
 			in = lo == (unsigned long)addr;
-		else if (in && sscanf(line, "Locked: %ld kB", &kb) == 1)
+		else if (in && !strncmp(line, key, klen) && line[klen] == ':' &&
+			 sscanf(line + klen + 1, "%ld", &kb) == 1)
 			break;
 	}
 	fclose(f);
 	return kb;
+}
+
+static long t_locked_kb(const void *addr)
+{
+	return t_smaps_kb(addr, "Locked");
 }
 
 static int alloc_is_zeroed_and_writable(void)
@@ -545,6 +553,50 @@ static int vgem_dumb_buffer_imports(void)
 	return T_PASS;
 }
 
+/* Whether THP is "never", when the kernel maps no PMDs for us. */
+static int t_thp_never(void)
+{
+	char line[128] = "";
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+
+	if (f) {
+		if (!fgets(line, sizeof(line), f))
+			line[0] = 0;
+		fclose(f);
+	}
+	return strstr(line, "[never]") != NULL;
+}
+
+/*
+ * Module buffers of 2 MiB or more, and imports of them, are mapped at
+ * 2 MiB-aligned addresses, populated, and held by 2 MiB (PMD) entries.
+ */
+static int module_buffers_map_with_pmds(void)
+{
+	const size_t pmd = 2u << 20, len = 3 * pmd;
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf *buf, *imp;
+	char *p;
+
+	T_EQ(gpubuf_alloc(ctx, len, NULL, &buf), 0);
+	p = gpubuf_ptr(buf);
+	T_EQ((uintptr_t)p % pmd, 0);
+	T_EQ(t_smaps_kb(p, "Rss"), (long)(len >> 10));
+	if (!t_thp_never())
+		T_EQ(t_smaps_kb(p, "FilePmdMapped"), (long)(len >> 10));
+	p[len - 1] = 42;
+	T_EQ(gpubuf_import(ctx, gpubuf_fd(buf), &imp), 0);
+	T_EQ((uintptr_t)gpubuf_ptr(imp) % pmd, 0);
+	T_EQ(((char *)gpubuf_ptr(imp))[len - 1], 42);
+	if (!t_thp_never())
+		T_EQ(t_smaps_kb(gpubuf_ptr(imp), "FilePmdMapped"),
+		     (long)(pmd >> 10));
+	gpubuf_unref(imp);
+	gpubuf_unref(buf);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
 int main(void)
 {
 	static const struct t_test tests[] = {
@@ -561,6 +613,7 @@ int main(void)
 		T_TEST_ON(T_MODULE, import_maps_by_access_mode),
 		T_TEST_ON(T_MODULE, module_alloc_is_gpubuf_dmabuf),
 		T_TEST_ON(T_MODULE, module_import_shares_pages),
+		T_TEST_ON(T_MODULE, module_buffers_map_with_pmds),
 		T_TEST_ON(T_VGEM, vgem_dumb_buffer_imports),
 	};
 

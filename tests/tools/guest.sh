@@ -57,6 +57,12 @@ run info "$info"
 	grep -q '^live_buffers  *[0-9][0-9]*$' "$tmp/info.out"
 result $? "gpubuf-info shows backend module, driver ABI, limits and counters" "$tmp/info.out"
 
+# A 64 MiB buffer, placed and populated by libgpubuf: all 2 MiB entries.
+run infomap "$info" --map 64M
+[ "$(rc infomap)" = 0 ] &&
+	grep -q '^mapping  *67108864 bytes, 2 MiB-aligned: 100.0% in 2 MiB (PMD) entries, 100.0% resident$' "$tmp/infomap.out"
+result $? "gpubuf-info --map 64M: 100% of the mapping in 2 MiB entries" "$tmp/infomap.out"
+
 run infojson "$info" --json
 grep -q '"backend": "module"' "$tmp/infojson.out" &&
 	grep -q '"module_loaded": true' "$tmp/infojson.out" &&
@@ -82,16 +88,26 @@ else
 fi
 
 run alloc "$bench" alloc --sizes 1M,4M --reps 2 --csv
-[ "$(rc alloc)" = 0 ] && [ "$(csv_ok "$tmp/alloc.out" alloc)" = 4 ] &&
-	grep -qE '^ratio,alloc_gpubuf_vs_anon_mlock,gpubuf,4194304,1,2,-1,ratio,[0-9.e+-]+,.*,ok,$' "$tmp/alloc.out"
-result $? "alloc: gpubuf and anon_mlock measured at two sizes, ratio from 2 pairs at 4 MiB" "$tmp/alloc.out"
+[ "$(rc alloc)" = 0 ] && [ "$(csv_ok "$tmp/alloc.out" alloc)" = 6 ] &&
+	grep -qE '^ratio,alloc_gpubuf_vs_anon_mlock,gpubuf,4194304,1,2,-1,ratio,[0-9.e+-]+,.*,ok,$' "$tmp/alloc.out" &&
+	grep -qE '^ratio,alloc_gpubuf_vs_anon_thp_mlock,gpubuf,4194304,1,2,-1,ratio,[0-9.e+-]+,.*,ok,$' "$tmp/alloc.out"
+result $? "alloc: gpubuf, anon_mlock and anon_thp_mlock measured at two sizes, ratios from 2 pairs at 4 MiB" "$tmp/alloc.out"
+
+# The module's 4 MiB buffer is mapped with two 2 MiB entries, as is the
+# anonymous THP memory; 1 MiB fits no PMD.
+run pmd "$bench" alloc --sizes 1M,4M --reps 1 --warmup 0 --json
+[ "$(rc pmd)" = 0 ] &&
+	tr -d ' \n' <"$tmp/pmd.out" | grep -q '"memory":"gpubuf","size_bytes":4194304,[^}]*"pmd_mapped_pct":100[,}]' &&
+	tr -d ' \n' <"$tmp/pmd.out" | grep -q '"memory":"anon_thp_mlock","size_bytes":4194304,[^}]*"pmd_mapped_pct":100[,}]' &&
+	tr -d ' \n' <"$tmp/pmd.out" | grep -q '"memory":"gpubuf","size_bytes":1048576,[^}]*"pmd_mapped_pct":0[,}]'
+result $? "alloc: gpubuf's 4 MiB mapping is 100% PMD-mapped, like anonymous THP" "$tmp/pmd.out"
 
 # The cap: a size above max_buffer_bytes is a skipped row, not an error.
 old=$(cat "$params/max_buffer_bytes")
 if echo 1048576 >"$params/max_buffer_bytes" 2>/dev/null; then
 	run cap "$bench" alloc --sizes 1M,4M --reps 1 --warmup 0 --csv
 	echo "$old" >"$params/max_buffer_bytes"
-	[ "$(rc cap)" = 0 ] && [ "$(csv_ok "$tmp/cap.out" alloc)" = 2 ] &&
+	[ "$(rc cap)" = 0 ] && [ "$(csv_ok "$tmp/cap.out" alloc)" = 3 ] &&
 		grep -q '^alloc,alloc_map_touch,gpubuf,4194304,.*,skipped,4 MiB above max_buffer_bytes (1 MiB)$' "$tmp/cap.out" &&
 		grep -q '^ratio,alloc_gpubuf_vs_anon_mlock,gpubuf,4194304,.*,unavailable,gpubuf at 4 MiB skipped: 4 MiB above max_buffer_bytes (1 MiB)' "$tmp/cap.out"
 	result $? "alloc skips sizes above max_buffer_bytes; the 4 MiB ratio says why it is unavailable" "$tmp/cap.out"

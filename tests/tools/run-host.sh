@@ -84,9 +84,10 @@ for r in host:
 hug = [r for r in res if r["mode"] == "host" and r["memory"] == "hugetlb"]
 assert hug and all(r["status"] in ("ok", "unavailable", "skipped") and
                    (r["status"] == "ok" or r["reason"]) for r in hug), hug
-assert len(alloc) == 4, len(alloc)
+assert len(alloc) == 6, len(alloc)
 for r in alloc:
-    assert r["memory"] in ("gpubuf", "anon_mlock"), r
+    assert r["memory"] in ("gpubuf", "anon_mlock", "anon_thp_mlock"), r
+    assert 0 <= r["pmd_mapped_pct"] <= 100, r
     assert 0 < r["seconds_per_gib_min"] <= r["seconds_per_gib"] <= r["seconds_per_gib_max"], r
     assert r["seconds"] > 0 and r["free_seconds"] > 0, r
 rt = d["ratios"]
@@ -94,7 +95,8 @@ rt = d["ratios"]
 # the median, min and max of the pair ratios it lists. Ratios of two
 # separately measured blocks would have no pairs to list.
 names = ["%s_gpubuf_vs_%s" % (op, den) for op in ("read", "write", "copy")
-         for den in ("mlock", "malloc")] + ["alloc_gpubuf_vs_anon_mlock"]
+         for den in ("mlock", "malloc")] + ["alloc_gpubuf_vs_anon_mlock",
+                                            "alloc_gpubuf_vs_anon_thp_mlock"]
 assert sorted(rt) == sorted(names), sorted(rt)
 for name in names:
     x = rt[name]
@@ -462,6 +464,25 @@ PY
 else
 	skip "gpubuf-info --json is valid and names backend memfd" "python3 not found"
 fi
+# --map: the memfd backend maps with 4 KiB entries unless shmem THP is on;
+# the report must still add up (the guest checks the module's 100 %).
+run infomap $info --map 4M --json
+if [ $have_py = 1 ]; then
+	check "gpubuf-info --map 4M reports the buffer's resident and PMD-mapped bytes" "$tmp/infomap.out" -- \
+		python3 - "$tmp/infomap.out" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))["mapping"]
+assert m["size_requested"] == m["size_bytes"] == 4 << 20, m
+assert m["resident_bytes"] >= m["size_bytes"], m
+assert 0 <= m["pmd_mapped_bytes"] <= m["resident_bytes"], m
+assert m["pmd_mapped_pct"] == 100.0 * m["pmd_mapped_bytes"] / m["size_bytes"], m
+PY
+else
+	skip "gpubuf-info --map 4M reports the buffer's resident and PMD-mapped bytes" "python3 not found"
+fi
+run infomapbad $info --map 0
+check "gpubuf-info --map 0 exits 2 with the reason on stderr" "$tmp/infomapbad.err" -- \
+	sh -c "[ \$(cat '$tmp/infomapbad.rc') = 2 ] && grep -q \"^ERROR: --map: not a size: '0'\" '$tmp/infomapbad.err'"
 run infobad $info --bogus
 check "gpubuf-info --bogus exits 2 with usage on stderr only" "$tmp/infobad.err" -- \
 	sh -c "[ \$(cat '$tmp/infobad.rc') = 2 ] && grep -q '^usage: gpubuf-info' '$tmp/infobad.err' && [ ! -s '$tmp/infobad.out' ]"

@@ -6,20 +6,24 @@
  * as "free_seconds", never added in.
  *
  * Each row pays for exactly one walk that populates the pages:
- *  - gpubuf, module backend: GPUBUF_IOC_ALLOC allocates and pins, and the
- *    mmap of the dma-buf inserts every PTE itself (the module's ->mmap).
- *    A MAP_POPULATE on top would walk a second time over PTEs already
- *    there; libgpubuf passed one until issue 7 and must not.
+ *  - gpubuf, module backend: GPUBUF_IOC_ALLOC allocates and pins, and
+ *    libgpubuf maps the dma-buf at a 2 MiB-aligned address and faults it
+ *    in with one MADV_POPULATE_WRITE: one PMD entry per 2 MiB page.
  *  - gpubuf, memfd backend: memfd_create + ftruncate + mmap, then one
  *    mlock that faults in and locks each page.
  *  - anon_mlock: anonymous mmap without MAP_POPULATE, then one mlock that
  *    faults in (zeroes) and locks each page. mmap(MAP_POPULATE) + mlock
  *    would walk up to three times: the populate, mlock's pass over the
  *    present pages to lock them, and its own populate pass.
- * The write per page then finds every PTE present: it is the first
- * access, not a fault.
+ *  - anon_thp_mlock: the same at a 2 MiB-aligned address after
+ *    MADV_HUGEPAGE, so mlock populates with transparent huge pages: what
+ *    users would pick instead of gpubuf for big pinned buffers.
+ * The write per page then finds every page present: it is the first
+ * access, not a fault. Each row also reports the share of its mapping
+ * held by PMD (2 MiB) entries, read from /proc/self/smaps.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,10 +34,12 @@
 #include "../common/sysinfo.h"
 #include "bench.h"
 
-enum alloc_kind { AK_GPUBUF, AK_ANON, AK_COUNT };
+enum alloc_kind { AK_GPUBUF, AK_ANON, AK_ANON_THP, AK_COUNT };
 static const char *const ak_names[AK_COUNT] = {
-	"gpubuf", "anon_mlock"
+	"gpubuf", "anon_mlock", "anon_thp_mlock"
 };
+
+#define PMD_BYTES	(2 * MIB)
 
 static const uint64_t alloc_default_sizes[] = {
 	64 * MIB, 256 * MIB, 1 * GIB, 4 * GIB,
@@ -58,8 +64,26 @@ static int alloc_get(struct bench *b, enum alloc_kind k, size_t size,
 		return 0;
 	}
 	/* No MAP_POPULATE: mlock() populates, once (see the top). */
-	a->ptr = mmap(NULL, size, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (k == AK_ANON) {
+		a->ptr = mmap(NULL, size, PROT_READ | PROT_WRITE,
+			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	} else {
+		/* Over-map by one PMD, then trim to a 2 MiB-aligned start. */
+		char *raw = mmap(NULL, size + PMD_BYTES, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		uintptr_t at = ((uintptr_t)raw + PMD_BYTES - 1) &
+			       ~(uintptr_t)(PMD_BYTES - 1);
+
+		a->ptr = raw;
+		if (raw != MAP_FAILED) {
+			if (at > (uintptr_t)raw)
+				munmap(raw, at - (uintptr_t)raw);
+			munmap((char *)at + size,
+			       (uintptr_t)raw + PMD_BYTES - at);
+			a->ptr = (char *)at;
+			madvise(a->ptr, size, MADV_HUGEPAGE);
+		}
+	}
 	if (a->ptr == MAP_FAILED) {
 		a->ptr = NULL;
 		return -errno;
@@ -114,9 +138,12 @@ static int alloc_skip(struct bench *b, uint64_t size, char *why, size_t len)
 	return 0;
 }
 
-/* One allocate + map + touch, then the free; seconds of each. */
+/*
+ * One allocate + map + touch, then the free; seconds of each. With @node,
+ * also where the memory is and what share of it PMD entries map (%).
+ */
 static int alloc_once(struct bench *b, enum alloc_kind k, uint64_t size,
-		      double *sec, double *fsec, int *node)
+		      double *sec, double *fsec, int *node, double *pmd_pct)
 {
 	long ps = sysconf(_SC_PAGESIZE);
 	struct alloc_one a;
@@ -130,8 +157,13 @@ static int alloc_once(struct bench *b, enum alloc_kind k, uint64_t size,
 	for (off = 0; off < size; off += ps)
 		a.ptr[off] = 1;
 	t1 = now_ns();
-	if (node)
+	if (node) {
+		uint64_t rss, pmd;
+
 		*node = sys_numa_node_of(a.ptr);
+		*pmd_pct = sys_pmd_mapped(a.ptr, size, &rss, &pmd) ? -1 :
+			   100.0 * pmd / size;
+	}
 	alloc_put(k, size, &a);
 	t2 = now_ns();
 	*sec = (t1 - t0) / 1e9;
@@ -173,7 +205,7 @@ static void alloc_measure(struct bench *b, enum alloc_kind k, uint64_t size,
 		progress("alloc: %-19s %s rep %d/%d", ak_names[k], sz,
 			 rep + 1, warmup + reps);
 		err = alloc_once(b, k, size, &s, &fs,
-				 rep == 0 ? &r->numa_node : NULL);
+				 rep == 0 ? &r->numa_node : NULL, &r->pmd_pct);
 		if (err)
 			break;
 		if (rep >= warmup) {
@@ -201,20 +233,25 @@ static void alloc_measure(struct bench *b, enum alloc_kind k, uint64_t size,
 }
 
 /*
- * The ratio: gpubuf and anon_mlock allocated in turns at one size, the
- * seconds of each round's pair giving one ratio (see struct ratio).
+ * A ratio: gpubuf and the anonymous kind @den allocated in turns at one
+ * size, the seconds of each round's pair giving one ratio (see struct
+ * ratio).
  */
-static void alloc_ratio(struct bench *b, uint64_t size, int warmup, int reps)
+static void alloc_ratio(struct bench *b, uint64_t size, int warmup, int reps,
+			enum alloc_kind den)
 {
-	int i = ratio_add(b, MODE_ALLOC, "alloc_gpubuf_vs_anon_mlock",
-			  "gpubuf", size);
-	struct ratio *rt = &b->rat[i];
+	const enum alloc_kind kinds[2] = { AK_GPUBUF, den };
+	char name[48];
+	struct ratio *rt;
 	double *v, fsec;
 	char sz[32];
-	int rep, k, err;
+	int rep, k, err, i;
 
+	snprintf(name, sizeof(name), "alloc_gpubuf_vs_%s", ak_names[den]);
+	i = ratio_add(b, MODE_ALLOC, name, "gpubuf", size);
+	rt = &b->rat[i];
 	if (!ratio_sides(b, rt, "alloc_map_touch", "alloc_map_touch",
-			 ak_names[AK_ANON]))
+			 ak_names[den]))
 		return;
 	v = calloc(2 * (size_t)reps, sizeof(double));
 	if (!v) {
@@ -223,15 +260,16 @@ static void alloc_ratio(struct bench *b, uint64_t size, int warmup, int reps)
 	}
 	fmt_size(sz, sizeof(sz), size);
 	for (rep = 0; rep < warmup + reps; rep++) {
-		progress("alloc: ratio %s round %d/%d", sz, rep + 1,
+		progress("alloc: %s %s round %d/%d", name, sz, rep + 1,
 			 warmup + reps);
-		for (k = 0; k < AK_COUNT; k++) {
+		for (k = 0; k < 2; k++) {
 			double s;
 
-			err = alloc_once(b, k, size, &s, &fsec, NULL);
+			err = alloc_once(b, kinds[k], size, &s, &fsec, NULL,
+					 NULL);
 			if (err) {
 				ratio_fail(rt, "interleaved run: %s at %s: %s",
-					   ak_names[k], sz,
+					   ak_names[kinds[k]], sz,
 					   gpubuf_strerror(err));
 				goto out;
 			}
@@ -279,7 +317,10 @@ int mode_alloc(struct bench *b)
 		for (k = 0; k < AK_COUNT; k++)
 			alloc_measure(b, k, sizes[i], warmup, reps);
 	}
-	alloc_ratio(b, bench_ratio_size(&b->o, sizes, nr), warmup, reps);
+	alloc_ratio(b, bench_ratio_size(&b->o, sizes, nr), warmup, reps,
+		    AK_ANON);
+	alloc_ratio(b, bench_ratio_size(&b->o, sizes, nr), warmup, reps,
+		    AK_ANON_THP);
 	progress_end();
 	return EXIT_OK;
 }

@@ -58,6 +58,8 @@ struct result {
 				 * cuda: of one register or one operation */
 	double free_seconds;	/* alloc: median seconds of free/unmap;
 				 * cuda: of one unregister */
+	double pmd_pct;		/* alloc: % of the mapping with PMD entries,
+				 * -1 unknown */
 	const char *rate_name;	/* cuda: a rate derived from med, or NULL */
 	double rate;
 	char reason[192];	/* unavailable/skipped reason, or info text */
@@ -118,7 +120,6 @@ struct bench {
 /* options.c */
 int bench_parse(struct bench_opts *o, int argc, char **argv);
 void bench_usage(FILE *f);
-int parse_size(const char *s, uint64_t *out);
 const char *mode_name(enum bench_mode m);
 /* Sizes for a mode: --sizes if given, else defaults; capped by --max-size. */
 int bench_sizes(const struct bench_opts *o, const uint64_t *def, int nr_def,

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/sysinfo.h"
 #include "bench.h"
 
 static const char *const mode_names[MODE_COUNT] = {
@@ -74,36 +75,6 @@ void bench_usage(FILE *f)
 "cuda: no NVIDIA driver or GPU, or built without CUDA support; hsa: no\n"
 "usable ROCm runtime or GPU agent, or built without HSA support).\n",
 	      f);
-}
-
-int parse_size(const char *s, uint64_t *out)
-{
-	unsigned long long v;
-	uint64_t mul = 1;
-	char *end;
-
-	if (!s || *s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -ERANGE;
-	switch (*end) {
-	case 'k': case 'K': mul = KIB; end++; break;
-	case 'm': case 'M': mul = MIB; end++; break;
-	case 'g': case 'G': mul = GIB; end++; break;
-	default: break;
-	}
-	if (*end == 'i' && end[1] == 'B')
-		end += 2;
-	else if (*end == 'B')
-		end++;
-	if (*end || !v)
-		return -EINVAL;
-	if (v > UINT64_MAX / mul)
-		return -ERANGE;
-	*out = v * mul;
-	return 0;
 }
 
 static int parse_size_list(struct bench_opts *o, const char *arg)

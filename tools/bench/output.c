@@ -78,9 +78,9 @@ static void table_mode_title(const struct bench *b, enum bench_mode m,
 		break;
 	case MODE_ALLOC:
 		printf("# alloc: allocate + map + touch one byte per page; free timed separately\n");
-		printf("%-20s %10s %10s %10s %10s %10s %10s %4s %5s\n",
+		printf("%-20s %10s %10s %10s %10s %10s %10s %5s %4s %5s\n",
 		       "memory", "size", "s/GiB", "min", "max", "alloc_ms",
-		       "free_ms", "reps", "node");
+		       "free_ms", "pmd%", "reps", "node");
 		break;
 	case MODE_DRM:
 		printf("# drm: PRIME import latency, ns, into %s\n",
@@ -155,9 +155,9 @@ static void table_row(const struct result *r)
 		printf("%-6s %-8s %10s %10.2f %10.2f %10.2f %4d %5s\n", r->op,
 		       r->memory, sz, r->med, r->min, r->max, r->reps, node);
 	else if (r->mode == MODE_ALLOC)
-		printf("%-20s %10s %10.4f %10.4f %10.4f %10.2f %10.2f %4d %5s\n",
+		printf("%-20s %10s %10.4f %10.4f %10.4f %10.2f %10.2f %5.1f %4d %5s\n",
 		       r->memory, sz, r->med, r->min, r->max, r->seconds * 1e3,
-		       r->free_seconds * 1e3, r->reps, node);
+		       r->free_seconds * 1e3, r->pmd_pct, r->reps, node);
 	else if (r->mode == MODE_DRM)
 		printf("%-20s %10s %10.0f %10.0f %10.0f %5d\n", r->op, sz,
 		       r->med, r->min, r->max, r->reps);
@@ -325,6 +325,8 @@ static void json_result(struct json *j, const struct result *r)
 		if (r->mode == MODE_ALLOC) {
 			json_dbl(j, "seconds", r->seconds);
 			json_dbl(j, "free_seconds", r->free_seconds);
+			if (r->pmd_pct >= 0)
+				json_dbl(j, "pmd_mapped_pct", r->pmd_pct);
 		}
 		if (r->mode == MODE_DRM)
 			json_str(j, "device", r->reason);

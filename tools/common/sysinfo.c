@@ -167,3 +167,71 @@ void sys_numa_online(char *buf, size_t len)
 	if (sys_read_str("/sys/devices/system/node/online", buf, len))
 		snprintf(buf, len, "n/a");
 }
+
+int sys_pmd_mapped(const void *addr, size_t len, uint64_t *rss,
+		   uint64_t *pmd)
+{
+	static const char *const pmd_keys[] = {
+		"FilePmdMapped:", "ShmemPmdMapped:", "AnonHugePages:",
+	};
+	unsigned long start, end, a = (unsigned long)addr;
+	unsigned long long kb;
+	int in = 0, found = 0;
+	char line[512];
+	size_t i;
+	FILE *f;
+
+	*rss = *pmd = 0;
+	f = fopen("/proc/self/smaps", "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		/* A mapping's first line: "start-end perms ...". */
+		if (sscanf(line, "%lx-%lx ", &start, &end) == 2 &&
+		    strchr(line, '-') < strchr(line, ' ')) {
+			in = start < a + len && end > a;
+			found |= in;
+			continue;
+		}
+		if (!in)
+			continue;
+		if (sscanf(line, "Rss: %llu kB", &kb) == 1)
+			*rss += kb * 1024;
+		for (i = 0; i < sizeof(pmd_keys) / sizeof(pmd_keys[0]); i++)
+			if (!strncmp(line, pmd_keys[i], strlen(pmd_keys[i])) &&
+			    sscanf(line + strlen(pmd_keys[i]), "%llu", &kb) == 1)
+				*pmd += kb * 1024;
+	}
+	fclose(f);
+	return found ? 0 : -ENOENT;
+}
+
+int parse_size(const char *s, uint64_t *out)
+{
+	unsigned long long v;
+	unsigned int shift = 0;
+	char *end;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -ERANGE;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	default: break;
+	}
+	if (*end == 'i' && end[1] == 'B')
+		end += 2;
+	else if (*end == 'B')
+		end++;
+	if (*end || !v)
+		return -EINVAL;
+	if (v > UINT64_MAX >> shift)
+		return -ERANGE;
+	*out = (uint64_t)v << shift;
+	return 0;
+}

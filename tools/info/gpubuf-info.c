@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * gpubuf-info: what gpubuf sees on this machine. Versions, backend, the
- * module's limits and counters, GPU runtimes and DRM devices. See
- * gpubuf-info(1). Always exits 0 after reporting (2 on a usage error).
+ * module's limits and counters, GPU runtimes and DRM devices, and with
+ * --map how a buffer of a given size gets mapped. See gpubuf-info(1). Always exits 0 after reporting (2 on a usage error).
  */
+#include <errno.h>
 #include <getopt.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,15 +43,50 @@ struct info {
 	struct gpu_probe cuda, hsa;
 	struct drm_card cards[DRMDEV_MAX];
 	int nr_cards;			/* negative errno: no /dev/dri */
+	uint64_t map_size;		/* --map: bytes asked for, 0 none */
+	int map_err;			/* gpubuf_alloc() or smaps error */
+	uint64_t map_bytes;		/* the buffer's size */
+	uint64_t map_rss, map_pmd;	/* resident, of which PMD-mapped */
+	int map_aligned;		/* address 2 MiB aligned */
 };
+
+#define PMD_BYTES	(2ULL << 20)
 
 static void info_usage(FILE *f)
 {
-	fputs("usage: gpubuf-info [--json] [-h|--help]\n"
+	fputs("usage: gpubuf-info [--json] [--map SIZE] [-h|--help]\n"
 	      "  --json     one JSON document on stdout (default: text)\n"
+	      "  --map SIZE allocate a SIZE buffer (64M, 1G, ...) and report how\n"
+	      "             much of its mapping 2 MiB (PMD) entries hold\n"
 	      "  -h, --help this text\n"
 	      "Environment: GPUBUF_BACKEND=module|memfd|auto selects the backend.\n"
 	      "Exit status: 0 after reporting, 2 on a usage error.\n", f);
+}
+
+/*
+ * Allocate a buffer as any caller would (gpubuf_alloc() maps and populates
+ * it) and read its mapping's page-table make-up from /proc/self/smaps.
+ */
+static void info_map(struct info *in)
+{
+	struct gpubuf *buf;
+
+	if (!in->ctx) {
+		in->map_err = -ENODEV;
+		return;
+	}
+	if (in->map_size > SIZE_MAX) {
+		in->map_err = -EOVERFLOW;
+		return;
+	}
+	in->map_err = gpubuf_alloc(in->ctx, (size_t)in->map_size, NULL, &buf);
+	if (in->map_err)
+		return;
+	in->map_bytes = gpubuf_size(buf);
+	in->map_aligned = !((uintptr_t)gpubuf_ptr(buf) & (PMD_BYTES - 1));
+	in->map_err = sys_pmd_mapped(gpubuf_ptr(buf), gpubuf_size(buf),
+				     &in->map_rss, &in->map_pmd);
+	gpubuf_unref(buf);
 }
 
 static void info_collect(struct info *in)
@@ -85,6 +122,8 @@ static void info_collect(struct info *in)
 	gpu_probe_cuda(&in->cuda);
 	gpu_probe_hsa(&in->hsa);
 	in->nr_cards = drm_card_list(in->cards, DRMDEV_MAX);
+	if (in->map_size)
+		info_map(in);
 }
 
 static const char *info_na(const struct info *in)
@@ -147,6 +186,18 @@ static void info_text(const struct info *in)
 		printf("%-18s %s %s %d.%d.%d\n", "drm", in->cards[i].path,
 		       in->cards[i].driver, in->cards[i].major,
 		       in->cards[i].minor, in->cards[i].patch);
+	if (!in->map_size)
+		return;
+	if (in->map_err)
+		printf("%-18s %llu bytes: %s\n", "mapping",
+		       (unsigned long long)in->map_size,
+		       gpubuf_strerror(in->map_err));
+	else
+		printf("%-18s %llu bytes, %s: %.1f%% in 2 MiB (PMD) entries, %.1f%% resident\n",
+		       "mapping", (unsigned long long)in->map_bytes,
+		       in->map_aligned ? "2 MiB-aligned" : "not 2 MiB-aligned",
+		       100.0 * in->map_pmd / in->map_bytes,
+		       100.0 * in->map_rss / in->map_bytes);
 }
 
 static void json_probe(struct json *j, const struct gpu_probe *p)
@@ -181,6 +232,23 @@ static void json_sysfs(struct json *j, const char *key, const char *const *names
 			json_u64(j, names[i], val[i]);
 		else
 			json_null(j, names[i]);
+	}
+	json_obj_end(j);
+}
+
+static void json_mapping(struct json *j, const struct info *in)
+{
+	json_obj_begin(j, "mapping");
+	json_u64(j, "size_requested", in->map_size);
+	if (in->map_err) {
+		json_str(j, "error", gpubuf_strerror(in->map_err));
+	} else {
+		json_u64(j, "size_bytes", in->map_bytes);
+		json_bool(j, "aligned_2mib", in->map_aligned);
+		json_u64(j, "resident_bytes", in->map_rss);
+		json_u64(j, "pmd_mapped_bytes", in->map_pmd);
+		json_dbl(j, "pmd_mapped_pct", 100.0 * in->map_pmd /
+					      in->map_bytes);
 	}
 	json_obj_end(j);
 }
@@ -237,6 +305,8 @@ static void info_json(const struct info *in)
 		json_obj_end(&j);
 	}
 	json_arr_end(&j);
+	if (in->map_size)
+		json_mapping(&j, in);
 	json_obj_end(&j);
 	json_finish(&j);
 }
@@ -245,9 +315,11 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "map", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	uint64_t map_size = 0;
 	struct info in;
 	int c, json = 0;
 
@@ -256,6 +328,14 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'j':
 			json = 1;
+			break;
+		case 'm':
+			if (parse_size(optarg, &map_size)) {
+				fprintf(stderr, "ERROR: --map: not a size: '%s'\n",
+					optarg);
+				info_usage(stderr);
+				return 2;
+			}
 			break;
 		case 'h':
 			info_usage(stdout);
@@ -273,6 +353,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	memset(&in, 0, sizeof(in));
+	in.map_size = map_size;
 	info_collect(&in);
 	if (!in.ctx)
 		fprintf(stderr, "note: gpubuf_open: %s\n", in.open_error);
