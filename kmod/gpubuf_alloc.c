@@ -33,6 +33,18 @@
 	((GFP_HIGHUSER | __GFP_ZERO | __GFP_COMP | __GFP_NOWARN | \
 	  __GFP_NORETRY | __GFP_ACCOUNT) & ~__GFP_DIRECT_RECLAIM)
 /*
+ * Except that a 2 MiB page is worth one short stall: it maps with one PMD
+ * entry and pins in one step. When none is free at once (recently freed
+ * ones can sit on another CPU's per-CPU lists, out of reach without a
+ * drain; measured on 6.12, where a 1 GiB buffer allocated after another
+ * was freed got 16% of its memory in 2 MiB pages), ask again the way THP
+ * does for MADV_HUGEPAGE memory: light compaction and reclaim, which
+ * drains those lists, giving up early.
+ */
+#define GPUBUF_GFP_PMD_RETRY \
+	(GFP_HIGHUSER | __GFP_ZERO | __GFP_COMP | __GFP_NOWARN | \
+	 __GFP_NORETRY | __GFP_ACCOUNT)
+/*
  * __GFP_RETRY_MAYFAIL makes a memory cgroup limit fail the charge with
  * ENOMEM instead of invoking the memcg OOM killer on the caller, which is
  * what plain GFP_KERNEL | __GFP_ACCOUNT did in measurements on 6.1.
@@ -41,9 +53,11 @@
 	(GFP_HIGHUSER | __GFP_ZERO | __GFP_NOWARN | __GFP_RETRY_MAYFAIL | \
 	 __GFP_ACCOUNT)
 
+#define GPUBUF_PMD_ORDER	(PAGE_SHIFT < 21 ? 21 - PAGE_SHIFT : 0)
+
 /* 2 MiB, 64 KiB, one page: largest first. */
 static const unsigned int gpubuf_orders[] = {
-	PAGE_SHIFT < 21 ? 21 - PAGE_SHIFT : 0,
+	GPUBUF_PMD_ORDER,
 	PAGE_SHIFT < 16 ? 16 - PAGE_SHIFT : 0,
 	0,
 };
@@ -217,6 +231,16 @@ static void gpubuf_free_pages(struct page **pages, unsigned long nr_pages)
 	}
 }
 
+static struct page *gpubuf_alloc_order(int nid, bool strict, gfp_t gfp,
+					unsigned int order)
+{
+	/* Without a node the task's mempolicy decides (numactl). */
+	if (nid == NUMA_NO_NODE)
+		return alloc_pages(gfp, order);
+	return alloc_pages_node(nid, strict ? gfp | __GFP_THISNODE : gfp,
+				order);
+}
+
 /*
  * Allocate one chunk of at most @remaining pages, trying orders from
  * *@order_idx down. An order that failed is not tried again for this
@@ -235,12 +259,10 @@ static struct page *gpubuf_alloc_chunk(int nid, bool strict,
 
 		if ((1UL << order) > remaining)
 			continue;
-		/* Without a node the task's mempolicy decides (numactl). */
-		if (nid == NUMA_NO_NODE)
-			page = alloc_pages(gfp, order);
-		else
-			page = alloc_pages_node(nid, strict ?
-						gfp | __GFP_THISNODE : gfp, order);
+		page = gpubuf_alloc_order(nid, strict, gfp, order);
+		if (!page && order && order == GPUBUF_PMD_ORDER)
+			page = gpubuf_alloc_order(nid, strict,
+						  GPUBUF_GFP_PMD_RETRY, order);
 		if (page) {
 			gpubuf_page_make_mappable(page);
 			*order_idx = i;
@@ -316,8 +338,9 @@ err_free:
  * may need in a fresh part of the address space (a table at each level
  * below the top), a grown fd table, or the objects of an export; two were
  * measured to be too few for the first. Checked at mmap() for the upper
- * levels and in GUP-driven faults (MADV_POPULATE_WRITE, pins) before each
- * new PTE table. Single pages, so that a fragmented
+ * levels, and in faults not made by the CPU in user mode (GUP, the
+ * kernel's copies into user memory) that start a new PTE table: the core
+ * has allocated that one already, the check keeps room for the next. Single pages, so that a fragmented
  * system never compacts for a probe.
  *
  * Return: 0, or -ENOMEM when the cgroup (or the system) has no room.

@@ -72,9 +72,10 @@ static inline int gpubuf_sg_alloc_table(struct sg_table *sgt,
 
 /*
  * Until 5.11 a page charged to a memory cgroup (__GFP_ACCOUNT) carries the
- * Kmemcg page type, kept in the field that counts the page's mappings, and
- * vm_insert_page() refuses typed pages with EINVAL: a buffer allocated in
- * any cgroup but the root one could not be mapped. The type is dropped
+ * Kmemcg page type, kept in the field that counts the page's mappings:
+ * mapping such a page would count into the type (vm_insert_page() refused
+ * typed pages with EINVAL), so a buffer allocated in any cgroup but the
+ * root one could not be mapped. The type is dropped
  * while the buffer lives and put back just before its pages are freed,
  * when nothing maps them any more, because the free path uncharges by it.
  */

@@ -13,6 +13,7 @@
 #include <linux/dma-buf.h>
 #include <linux/dma-mapping.h>
 #include <linux/highmem.h>
+#include <linux/mempolicy.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/pgtable.h>
@@ -271,10 +272,12 @@ static int gpubuf_dmabuf_end_cpu_access(struct dma_buf *dmabuf,
  * Both kinds are normal pages to GUP and HMM. After MADV_DONTNEED, a
  * partial munmap or a PMD split, the next access simply faults here again.
  *
- * Faults made by GUP on the caller's behalf (MADV_POPULATE_WRITE, pins)
- * may need new page tables, charged to the caller's cgroup: see
- * gpubuf_charge_headroom(); VM_FAULT_OOM becomes ENOMEM there. A CPU fault
- * is left to the core, as for any memory the task touches.
+ * Faults made on the caller's behalf (GUP: MADV_POPULATE_WRITE, pins; and
+ * the kernel's own copies into user memory) that start a new page table
+ * check the cgroup's room for the next ones: see gpubuf_charge_headroom();
+ * VM_FAULT_OOM becomes ENOMEM from GUP and EFAULT from a copy. A fault by
+ * the CPU in user mode is left to the core, as for any memory the task
+ * touches (VM_FAULT_OOM there would only make it retry).
  */
 static vm_fault_t gpubuf_vm_fault(struct vm_fault *vmf)
 {
@@ -292,8 +295,33 @@ static vm_fault_t gpubuf_vm_fault(struct vm_fault *vmf)
 	return 0;
 }
 
+#ifdef CONFIG_NUMA
+/*
+ * No memory policy, so automatic NUMA balancing leaves the mapping alone:
+ * it skips vmas whose policy does not ask to migrate on fault, and only
+ * VM_MIXEDMAP used to keep it away. Otherwise every scan would make the
+ * buffer's entries PROT_NONE, invalidating every HMM mirror and RDMA ODP
+ * registration of the range, for hinting faults that try to migrate pages
+ * which cannot move (they are not on an LRU list). The buffer's placement
+ * was decided at allocation (GPUBUF_IOC_ALLOC's numa_node).
+ */
+#ifdef GPUBUF_HAVE_GET_POLICY_ILX
+static struct mempolicy *gpubuf_vm_get_policy(struct vm_area_struct *vma,
+					      unsigned long addr, pgoff_t *ilx)
+#else
+static struct mempolicy *gpubuf_vm_get_policy(struct vm_area_struct *vma,
+					      unsigned long addr)
+#endif
+{
+	return NULL;
+}
+#endif
+
 static const struct vm_operations_struct gpubuf_vm_ops = {
 	.fault = gpubuf_vm_fault,
+#ifdef CONFIG_NUMA
+	.get_policy = gpubuf_vm_get_policy,
+#endif
 };
 
 /*

@@ -32,31 +32,35 @@ static size_t gpubuf_pmd_bytes(size_t page_size)
 void *gpubuf_map_placed(size_t size, int prot, int fd, size_t page_size)
 {
 	size_t pmd = gpubuf_pmd_bytes(page_size);
-	uintptr_t start, aligned;
+	/* Another exporter's dma-buf need not be a page multiple. */
+	size_t len = (size + page_size - 1) & ~(page_size - 1);
+	uintptr_t start, aligned, end;
+	size_t span;
 	void *res, *ptr;
 
-	if (size < pmd || size > SIZE_MAX - pmd)
+	if (len < pmd || len > SIZE_MAX - pmd)
 		return mmap(NULL, size, prot, MAP_SHARED, fd, 0);
 	/* Address space only: PROT_NONE and MAP_NORESERVE cost no memory. */
-	res = mmap(NULL, size + pmd - page_size, PROT_NONE,
+	span = len + pmd - page_size;
+	res = mmap(NULL, span, PROT_NONE,
 		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (res == MAP_FAILED)
 		return mmap(NULL, size, prot, MAP_SHARED, fd, 0);
 	start = (uintptr_t)res;
+	end = start + span;
 	aligned = (start + pmd - 1) & ~(uintptr_t)(pmd - 1);
 	ptr = mmap((void *)aligned, size, prot, MAP_SHARED | MAP_FIXED, fd, 0);
 	if (ptr == MAP_FAILED) {
 		int err = errno;
 
-		munmap(res, size + pmd - page_size);
+		munmap(res, span);
 		errno = err;
 		return MAP_FAILED;
 	}
 	if (aligned > start)
 		munmap(res, aligned - start);
-	if (start + size + pmd - page_size > aligned + size)
-		munmap((void *)(aligned + size),
-		       start + size + pmd - page_size - (aligned + size));
+	if (end > aligned + len)
+		munmap((void *)(aligned + len), end - (aligned + len));
 	return ptr;
 }
 

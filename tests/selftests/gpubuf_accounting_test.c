@@ -90,13 +90,14 @@ static int run_child(int (*child)(const char *cg), const char *cg)
 }
 
 /*
- * A buffer allocated inside a cgroup other than the root maps, at mmap()
- * and again through the fault path after MADV_DONTNEED. Until 5.11 its
- * charged pages carried a page type that vm_insert_page() refuses.
+ * A buffer allocated inside a cgroup other than the root maps, with 2 MiB
+ * entries, and again after MADV_DONTNEED. Until 5.11 its charged pages
+ * carried a page type kept where the page's mappings are counted.
  * Exit codes: 0 all good, 30 + n for the n-th failed expectation.
  */
 static int child_maps_charged_buffer(const char *cg)
 {
+	char mode[32];
 	const size_t len = 4 * SZ_1M;
 	uint64_t *p;
 	int dev, fd;
@@ -116,7 +117,10 @@ static int child_maps_charged_buffer(const char *cg)
 		return 33;
 	for (i = 0; i < len / 8; i += SZ_4K / 8)
 		p[i] = i + 1;
-	if (gb_smaps_bytes(p, len, "FilePmdMapped") != len)
+	if (gb_thp_mode(mode, sizeof(mode)))
+		return 37;
+	if (strcmp(mode, "never") &&
+	    gb_smaps_bytes(p, len, "FilePmdMapped") != len)
 		return 36;
 	if (madvise(p, len, MADV_DONTNEED))
 		return 34;
@@ -362,7 +366,7 @@ static int child_maps_at_limit(const char *cg)
 static int child_populates_near_limit(const char *cg)
 {
 	const size_t len = 256 * SZ_1M;
-	int dev, fd, i, n, small[64];
+	int dev, fd, i, n, small[1024];
 	void *p;
 
 	if (gb_cg_write(cg, "cgroup.procs", "0"))
@@ -373,14 +377,15 @@ static int child_populates_near_limit(const char *cg)
 	fd = gb_alloc(dev, len);
 	if (fd < 0)
 		return 22;
+	/* Fill the cgroup to the last few pages, then give some back. */
 	if (fill_cgroup(dev, SZ_1M) < 0)
 		return 23;
-	for (n = 0; n < 64; n++) {
+	for (n = 0; n < 1024; n++) {
 		small[n] = gb_alloc(dev, SZ_4K);
 		if (small[n] < 0)
 			break;
 	}
-	if (n < 32)
+	if (n < 32 || n == 1024 || small[n] != -ENOMEM)
 		return 26;
 	/* Give back 32 pages and the dma-buf objects around them. */
 	for (i = 0; i < 32; i++)

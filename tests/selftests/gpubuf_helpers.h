@@ -341,8 +341,10 @@ static inline void *gb_map_at(int fd, size_t len, int prot, off_t off,
 }
 
 /*
- * Fault [p, p + len) in as writes: MADV_POPULATE_WRITE (5.14+), else a
- * write to every page. 0 or -errno.
+ * Fault [p, p + len) in as writes: MADV_POPULATE_WRITE (5.14+), else an
+ * atomic add of 0 to every page, which keeps the data and faults as a
+ * write at once (a read first would map the huge zero page of anonymous
+ * memory, and the write after it only 4 KiB). 0 or -errno.
  */
 static inline int gb_populate(void *p, size_t len)
 {
@@ -353,7 +355,22 @@ static inline int gb_populate(void *p, size_t len)
 	if (errno != EINVAL)
 		return -errno;
 	for (off = 0; off < len; off += SZ_4K)
-		((volatile char *)p)[off] = ((volatile char *)p)[off];
+		__atomic_fetch_add((volatile char *)p + off, 0,
+				   __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* Fault [p, p + len) in as reads (a read-only mapping). 0 or -errno. */
+static inline int gb_populate_read(const void *p, size_t len)
+{
+	size_t off;
+
+	if (!madvise((void *)p, len, MADV_POPULATE_READ))
+		return 0;
+	if (errno != EINVAL)
+		return -errno;
+	for (off = 0; off < len; off += SZ_4K)
+		(void)((const volatile char *)p)[off];
 	return 0;
 }
 

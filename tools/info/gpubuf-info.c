@@ -65,11 +65,13 @@ static void info_usage(FILE *f)
 
 /*
  * Allocate a buffer as any caller would (gpubuf_alloc() maps and populates
- * it) and read its mapping's page-table make-up from /proc/self/smaps.
+ * it), write to every page (kernels before 5.14 cannot populate), and read
+ * its mapping's page-table make-up from /proc/self/smaps.
  */
 static void info_map(struct info *in)
 {
 	struct gpubuf *buf;
+	size_t off;
 
 	if (!in->ctx) {
 		in->map_err = -ENODEV;
@@ -83,6 +85,8 @@ static void info_map(struct info *in)
 	if (in->map_err)
 		return;
 	in->map_bytes = gpubuf_size(buf);
+	for (off = 0; off < gpubuf_size(buf); off += 4096)
+		((volatile char *)gpubuf_ptr(buf))[off] = 0;
 	in->map_aligned = !((uintptr_t)gpubuf_ptr(buf) & (PMD_BYTES - 1));
 	in->map_err = sys_pmd_mapped(gpubuf_ptr(buf), gpubuf_size(buf),
 				     &in->map_rss, &in->map_pmd);
