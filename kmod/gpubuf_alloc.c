@@ -232,7 +232,7 @@ static void gpubuf_free_pages(struct page **pages, unsigned long nr_pages)
 }
 
 static struct page *gpubuf_alloc_order(int nid, bool strict, gfp_t gfp,
-					unsigned int order)
+				       unsigned int order)
 {
 	/* Without a node the task's mempolicy decides (numactl). */
 	if (nid == NUMA_NO_NODE)
@@ -340,8 +340,8 @@ err_free:
  * measured to be too few for the first. Checked at mmap() for the upper
  * levels, and in faults not made by the CPU in user mode (GUP, the
  * kernel's copies into user memory) that start a new PTE table: the core
- * has allocated that one already, the check keeps room for the next. Single pages, so that a fragmented
- * system never compacts for a probe.
+ * has allocated that one already, the check keeps room for the next.
+ * Single pages, so that a fragmented system never compacts for a probe.
  *
  * Return: 0, or -ENOMEM when the cgroup (or the system) has no room.
  */
