@@ -10,36 +10,6 @@
 #include "gpubuf_helpers.h"
 #include "kselftest_harness.h"
 
-static int probe_run(uint32_t op, const void *addr, size_t len, uint64_t *sum)
-{
-	struct pinprobe_req req = { .addr = (uintptr_t)addr, .len = len, .op = op };
-	int fd = open(PINPROBE_DEVICE_PATH, O_RDWR | O_CLOEXEC);
-	int ret;
-
-	if (fd < 0)
-		return -errno;
-	ret = gb_ioctl(fd, PINPROBE_IOC_RUN, &req);
-	close(fd);
-	if (!ret && sum)
-		*sum = req.checksum;
-	return ret;
-}
-
-/* Stamp every page's first word so the probe's checksum is predictable. */
-static uint64_t stamp_pages(void *p, size_t len, uint64_t seed)
-{
-	uint64_t sum = 0;
-	size_t off;
-
-	for (off = 0; off < len; off += SZ_4K) {
-		uint64_t v = seed * 1000003 + off;
-
-		*(uint64_t *)((char *)p + off) = v;
-		sum += v;
-	}
-	return sum;
-}
-
 FIXTURE(mapped) {
 	int dev;
 	int fd;
@@ -92,7 +62,7 @@ TEST_F(mapped, mapping_is_struct_page_backed)
 	EXPECT_EQ(0, gb_vma_has_flag(self->p, "mx"));
 	EXPECT_EQ(1, gb_vma_has_flag(self->p, "sh"));
 	/* The pins below fault the pages in: check what they will find. */
-	stamp_pages(self->p, self->len, 0);
+	gb_stamp_pages(self->p, self->len, 0);
 	ASSERT_EQ(0, gb_thp_mode(mode, sizeof(mode)));
 	if (strcmp(mode, "never"))
 		EXPECT_EQ(variant->misalign ? 0 : self->len,
@@ -101,9 +71,9 @@ TEST_F(mapped, mapping_is_struct_page_backed)
 
 TEST_F(mapped, longterm_pin_like_cuMemHostRegister)
 {
-	uint64_t want = stamp_pages(self->p, self->len, 1), got = 0;
+	uint64_t want = gb_stamp_pages(self->p, self->len, 1), got = 0;
 
-	ASSERT_EQ(0, probe_run(PINPROBE_OP_PIN_LONGTERM, self->p, self->len, &got));
+	ASSERT_EQ(0, gb_probe_run(PINPROBE_OP_PIN_LONGTERM, self->p, self->len, &got, NULL));
 	EXPECT_EQ(want, got);
 }
 
@@ -112,19 +82,19 @@ TEST_F(mapped, longterm_pin_of_a_sub_range)
 	char *start = (char *)self->p + 3 * SZ_1M + 5 * SZ_4K;
 	uint64_t want, got = 0;
 
-	stamp_pages(self->p, self->len, 2);
+	gb_stamp_pages(self->p, self->len, 2);
 	want = 0;
 	for (size_t off = 0; off < SZ_1M; off += SZ_4K)
 		want += *(uint64_t *)(start + off);
-	ASSERT_EQ(0, probe_run(PINPROBE_OP_PIN_LONGTERM, start, SZ_1M, &got));
+	ASSERT_EQ(0, gb_probe_run(PINPROBE_OP_PIN_LONGTERM, start, SZ_1M, &got, NULL));
 	EXPECT_EQ(want, got);
 }
 
 TEST_F(mapped, hmm_range_fault_like_kfd_userptr)
 {
-	uint64_t want = stamp_pages(self->p, self->len, 3), got = 0;
+	uint64_t want = gb_stamp_pages(self->p, self->len, 3), got = 0;
 
-	ASSERT_EQ(0, probe_run(PINPROBE_OP_HMM_FAULT, self->p, self->len, &got));
+	ASSERT_EQ(0, gb_probe_run(PINPROBE_OP_HMM_FAULT, self->p, self->len, &got, NULL));
 	EXPECT_EQ(want, got);
 }
 
@@ -135,7 +105,7 @@ TEST(pfnmap_control_is_refused)
 
 	ASSERT_NE(MAP_FAILED, p) TH_LOG("PFNMAP control mapping: %s", strerror(errno));
 	memset(p, 1, len);
-	EXPECT_EQ(-EFAULT, probe_run(PINPROBE_OP_PIN_LONGTERM, p, len, NULL));
+	EXPECT_EQ(-EFAULT, gb_probe_run(PINPROBE_OP_PIN_LONGTERM, p, len, NULL, NULL));
 	munmap(p, len);
 }
 

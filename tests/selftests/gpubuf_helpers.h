@@ -428,6 +428,44 @@ static inline int gb_thp_set(const char *mode)
 }
 
 /*
+ * Run gpubuf_pinprobe.ko's @op on [@addr, @addr + @len): its checksum in
+ * *@sum and the time the pin or fault call took in *@ns, when not NULL.
+ * 0 or -errno.
+ */
+static inline int gb_probe_run(uint32_t op, const void *addr, size_t len,
+			       uint64_t *sum, uint64_t *ns)
+{
+	struct pinprobe_req req = { .addr = (uintptr_t)addr, .len = len, .op = op };
+	int fd = open(PINPROBE_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	int ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = gb_ioctl(fd, PINPROBE_IOC_RUN, &req);
+	close(fd);
+	if (!ret && sum)
+		*sum = req.checksum;
+	if (!ret && ns)
+		*ns = req.elapsed_ns;
+	return ret;
+}
+
+/* Stamp every page's first word; returns the checksum the probe should see. */
+static inline uint64_t gb_stamp_pages(void *p, size_t len, uint64_t seed)
+{
+	uint64_t sum = 0;
+	size_t off;
+
+	for (off = 0; off < len; off += SZ_4K) {
+		uint64_t v = seed * 1000003 + off;
+
+		*(uint64_t *)((char *)p + off) = v;
+		sum += v;
+	}
+	return sum;
+}
+
+/*
  * A VM_PFNMAP mapping of @len bytes (at most PINPROBE_PFNMAP_BYTES) from
  * gpubuf_pinprobe.ko: the control every long-term pin must refuse. The
  * mapping is checked to really be PFNMAP. MAP_FAILED with errno set on
