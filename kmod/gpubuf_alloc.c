@@ -33,18 +33,6 @@
 	((GFP_HIGHUSER | __GFP_ZERO | __GFP_COMP | __GFP_NOWARN | \
 	  __GFP_NORETRY | __GFP_ACCOUNT) & ~__GFP_DIRECT_RECLAIM)
 /*
- * Except that a 2 MiB page is worth one short stall: it maps with one PMD
- * entry and pins in one step. When none is free at once (recently freed
- * ones can sit on another CPU's per-CPU lists, out of reach without a
- * drain; measured on 6.12, where a 1 GiB buffer allocated after another
- * was freed got 16% of its memory in 2 MiB pages), ask again the way THP
- * does for MADV_HUGEPAGE memory: light compaction and reclaim, which
- * drains those lists, giving up early.
- */
-#define GPUBUF_GFP_PMD_RETRY \
-	(GFP_HIGHUSER | __GFP_ZERO | __GFP_COMP | __GFP_NOWARN | \
-	 __GFP_NORETRY | __GFP_ACCOUNT)
-/*
  * __GFP_RETRY_MAYFAIL makes a memory cgroup limit fail the charge with
  * ENOMEM instead of invoking the memcg OOM killer on the caller, which is
  * what plain GFP_KERNEL | __GFP_ACCOUNT did in measurements on 6.1.
@@ -53,11 +41,9 @@
 	(GFP_HIGHUSER | __GFP_ZERO | __GFP_NOWARN | __GFP_RETRY_MAYFAIL | \
 	 __GFP_ACCOUNT)
 
-#define GPUBUF_PMD_ORDER	(PAGE_SHIFT < 21 ? 21 - PAGE_SHIFT : 0)
-
 /* 2 MiB, 64 KiB, one page: largest first. */
 static const unsigned int gpubuf_orders[] = {
-	GPUBUF_PMD_ORDER,
+	PAGE_SHIFT < 21 ? 21 - PAGE_SHIFT : 0,
 	PAGE_SHIFT < 16 ? 16 - PAGE_SHIFT : 0,
 	0,
 };
@@ -231,16 +217,6 @@ static void gpubuf_free_pages(struct page **pages, unsigned long nr_pages)
 	}
 }
 
-static struct page *gpubuf_alloc_order(int nid, bool strict, gfp_t gfp,
-				       unsigned int order)
-{
-	/* Without a node the task's mempolicy decides (numactl). */
-	if (nid == NUMA_NO_NODE)
-		return alloc_pages(gfp, order);
-	return alloc_pages_node(nid, strict ? gfp | __GFP_THISNODE : gfp,
-				order);
-}
-
 /*
  * Allocate one chunk of at most @remaining pages, trying orders from
  * *@order_idx down. An order that failed is not tried again for this
@@ -259,10 +235,12 @@ static struct page *gpubuf_alloc_chunk(int nid, bool strict,
 
 		if ((1UL << order) > remaining)
 			continue;
-		page = gpubuf_alloc_order(nid, strict, gfp, order);
-		if (!page && order && order == GPUBUF_PMD_ORDER)
-			page = gpubuf_alloc_order(nid, strict,
-						  GPUBUF_GFP_PMD_RETRY, order);
+		/* Without a node the task's mempolicy decides (numactl). */
+		if (nid == NUMA_NO_NODE)
+			page = alloc_pages(gfp, order);
+		else
+			page = alloc_pages_node(nid, strict ?
+						gfp | __GFP_THISNODE : gfp, order);
 		if (page) {
 			gpubuf_page_make_mappable(page);
 			*order_idx = i;
@@ -301,6 +279,15 @@ static int gpubuf_fill_pages(struct gpubuf_buffer *buf)
 			gpubuf_free_pages(&page, 1);
 			goto err_free;
 		}
+		/*
+		 * The chunk's offset in the buffer, as a page-cache folio
+		 * carries its file offset: the fault path reads it (from
+		 * 6.18, and in 6.12.y and 7.x stable kernels) to keep PMDs
+		 * within the file's size, and a stale value left by the
+		 * page's last user (an anonymous THP holds its virtual page
+		 * number there) would make it fall back to 4 KiB entries.
+		 */
+		gpubuf_chunk_set_index(page, done);
 		/*
 		 * A buddy allocation never crosses a memory section, so its
 		 * struct pages are contiguous (nth_page() is gone in 6.18+).

@@ -100,4 +100,18 @@ static inline void gpubuf_page_prepare_free(struct page *page)
 #endif
 }
 
+/*
+ * Record a chunk's page offset in the buffer where a page-cache folio keeps
+ * its file offset: the head page's index, reached through the folio since
+ * 5.16 (struct page lost the field in 6.16).
+ */
+static inline void gpubuf_chunk_set_index(struct page *page, pgoff_t index)
+{
+#ifdef GPUBUF_HAVE_FOLIO_INDEX
+	page_folio(page)->index = index;
+#else
+	page->index = index;
+#endif
+}
+
 #endif /* GPUBUF_COMPAT_H */

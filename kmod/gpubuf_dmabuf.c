@@ -297,24 +297,41 @@ static vm_fault_t gpubuf_vm_fault(struct vm_fault *vmf)
 
 #ifdef CONFIG_NUMA
 /*
- * No memory policy, so automatic NUMA balancing leaves the mapping alone:
- * it skips vmas whose policy does not ask to migrate on fault, and only
- * VM_MIXEDMAP used to keep it away. Otherwise every scan would make the
- * buffer's entries PROT_NONE, invalidating every HMM mirror and RDMA ODP
- * registration of the range, for hinting faults that try to migrate pages
- * which cannot move (they are not on an LRU list). The buffer's placement
- * was decided at allocation (GPUBUF_IOC_ALLOC's numa_node).
+ * A memory policy without MPOL_F_MOF (migrate on fault), so automatic NUMA
+ * balancing leaves the mapping alone: it skips vmas whose policy does not
+ * ask for it, and only VM_MIXEDMAP used to keep it away. Otherwise every
+ * scan would make the buffer's entries PROT_NONE, invalidating every HMM
+ * mirror and RDMA ODP registration of the range, for hinting faults that
+ * try to migrate pages which cannot move (they are not on an LRU list).
+ * The buffer's placement was decided at allocation (GPUBUF_IOC_ALLOC's
+ * numa_node).
  */
 #ifdef GPUBUF_HAVE_GET_POLICY_ILX
+/*
+ * Since 6.7 a vma whose get_policy gives none gets the task's policy, so
+ * opting out takes a policy of our own: "local", never freed (its count
+ * starts at one, callers that take a reference give it back, and
+ * mpol_cond_put() leaves policies without MPOL_F_SHARED alone).
+ */
+static struct mempolicy gpubuf_vm_policy = {
+	.refcnt = ATOMIC_INIT(1),
+	.mode = MPOL_LOCAL,
+	.home_node = NUMA_NO_NODE,
+};
+
 static struct mempolicy *gpubuf_vm_get_policy(struct vm_area_struct *vma,
 					      unsigned long addr, pgoff_t *ilx)
+{
+	return &gpubuf_vm_policy;
+}
 #else
+/* Before 6.7 no policy at all is what turns NUMA balancing away. */
 static struct mempolicy *gpubuf_vm_get_policy(struct vm_area_struct *vma,
 					      unsigned long addr)
-#endif
 {
 	return NULL;
 }
+#endif
 #endif
 
 static const struct vm_operations_struct gpubuf_vm_ops = {

@@ -338,6 +338,40 @@ TEST_F(thp_never, mapping_still_works_and_pins)
 	close(dev);
 }
 
+/*
+ * Pages that last served as anonymous THPs come back with their old folio
+ * index (a virtual page number). 6.18 and the 6.12.y/7.x stable kernels
+ * map no PMD whose folio reaches past the file's size by that index, so
+ * without gpubuf setting it, such a buffer got 0-25% of 64 MiB in 2 MiB
+ * entries on 6.12, every page a 2 MiB page.
+ */
+TEST(pmds_after_anonymous_thp_was_freed)
+{
+	const size_t len = 64 * SZ_1M, anon_len = 256 * SZ_1M;
+	int dev = gb_open(), fd;
+	char *p;
+
+	ASSERT_TRUE(thp_allowed());
+	p = gb_map_at(-1, anon_len, PROT_READ | PROT_WRITE, 0, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(0, madvise(p, anon_len, MADV_HUGEPAGE));
+	ASSERT_EQ(0, gb_populate(p, anon_len));
+	TH_LOG("anonymous: %lld of %zu bytes in THPs",
+	       gb_smaps_bytes(p, anon_len, "AnonHugePages"), anon_len);
+	munmap(p, anon_len);
+
+	ASSERT_LE(0, dev);
+	fd = gb_alloc(dev, len);
+	ASSERT_LE(0, fd);
+	p = gb_map_at(fd, len, PROT_READ | PROT_WRITE, 0, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(0, gb_populate(p, len));
+	EXPECT_EQ(len, pmd_bytes(p, len));
+	munmap(p, len);
+	close(fd);
+	close(dev);
+}
+
 /* A counter of /proc/vmstat; 0 when absent. */
 static unsigned long long vmstat(const char *key)
 {
