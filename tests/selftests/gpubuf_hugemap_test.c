@@ -413,9 +413,9 @@ static const char *const numa_knob_dir[] = {
 };
 
 /*
- * Automatic NUMA balancing on, scanning at once and often. It works on a
- * single-node guest too: the scans and their counters do not depend on
- * there being a second node to move to.
+ * Automatic NUMA balancing on, scanning at once and often. 5.10, 6.1 and
+ * 6.12 scan a single-node guest too (the scans and their counters do not
+ * need a second node to move to); Debian's 7.2 does not.
  */
 FIXTURE(numa_balancing) {
 	char path[NUMA_KNOBS][128];
