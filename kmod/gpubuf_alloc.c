@@ -281,8 +281,8 @@ static int gpubuf_fill_pages(struct gpubuf_buffer *buf)
 		}
 		/*
 		 * The chunk's offset in the buffer, as a page-cache folio
-		 * carries its file offset: the fault path reads it (from
-		 * 6.18, and in 6.12.y and 7.x stable kernels) to keep PMDs
+		 * carries its file offset: the fault path reads it (in recent
+		 * kernels, Debian's 6.12 and 7.2 among them) to keep PMDs
 		 * within the file's size, and a stale value left by the
 		 * page's last user (an anonymous THP holds its virtual page
 		 * number there) would make it fall back to 4 KiB entries.

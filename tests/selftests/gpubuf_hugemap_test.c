@@ -340,7 +340,7 @@ TEST_F(thp_never, mapping_still_works_and_pins)
 
 /*
  * Pages that last served as anonymous THPs come back with their old folio
- * index (a virtual page number). 6.18 and the 6.12.y/7.x stable kernels
+ * index (a virtual page number). Recent kernels (Debian's 6.12 and 7.2)
  * map no PMD whose folio reaches past the file's size by that index, so
  * without gpubuf setting it, such a buffer got 0-25% of 64 MiB in 2 MiB
  * entries on 6.12, every page a 2 MiB page.
