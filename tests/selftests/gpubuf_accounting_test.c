@@ -90,6 +90,25 @@ static int run_child(int (*child)(const char *cg), const char *cg)
 }
 
 /*
+ * In a child: join the cgroup @cg, open the device into *@dev and allocate
+ * @len bytes. The buffer's fd, or minus the child's exit code for the step
+ * that failed: @base, @base + 1 or @base + 2.
+ */
+static int child_join_and_alloc(const char *cg, size_t len, int *dev,
+				int base)
+{
+	int fd;
+
+	if (gb_cg_write(cg, "cgroup.procs", "0"))
+		return -base;
+	*dev = gb_open();
+	if (*dev < 0)
+		return -(base + 1);
+	fd = gb_alloc(*dev, len);
+	return fd < 0 ? -(base + 2) : fd;
+}
+
+/*
  * A buffer allocated inside a cgroup other than the root maps, with 2 MiB
  * entries, and again after MADV_DONTNEED. Until 5.11 its charged pages
  * carried a page type kept where the page's mappings are counted.
@@ -103,14 +122,9 @@ static int child_maps_charged_buffer(const char *cg)
 	int dev, fd;
 	size_t i;
 
-	if (gb_cg_write(cg, "cgroup.procs", "0"))
-		return 30;
-	dev = gb_open();
-	if (dev < 0)
-		return 31;
-	fd = gb_alloc(dev, len);
+	fd = child_join_and_alloc(cg, len, &dev, 30);
 	if (fd < 0)
-		return 32;
+		return -fd;
 	/* Charged pages map with PMDs like any others. */
 	p = gb_map_at(fd, len, PROT_READ | PROT_WRITE, 0, 0);
 	if (p == MAP_FAILED)
@@ -335,14 +349,9 @@ static int child_maps_at_limit(const char *cg)
 	void *p;
 	int dev, fd;
 
-	if (gb_cg_write(cg, "cgroup.procs", "0"))
-		return 20;
-	dev = gb_open();
-	if (dev < 0)
-		return 21;
-	fd = gb_alloc(dev, len);
+	fd = child_join_and_alloc(cg, len, &dev, 20);
 	if (fd < 0)
-		return 22;
+		return -fd;
 	/* Whatever room is left, down to a page. */
 	if (fill_cgroup(dev, SZ_1M) < 0 || fill_cgroup(dev, SZ_4K) < 0)
 		return 23;
@@ -369,14 +378,9 @@ static int child_populates_near_limit(const char *cg)
 	int dev, fd, i, n, small[1024];
 	void *p;
 
-	if (gb_cg_write(cg, "cgroup.procs", "0"))
-		return 20;
-	dev = gb_open();
-	if (dev < 0)
-		return 21;
-	fd = gb_alloc(dev, len);
+	fd = child_join_and_alloc(cg, len, &dev, 20);
 	if (fd < 0)
-		return 22;
+		return -fd;
 	/* Fill the cgroup to the last few pages, then give some back. */
 	if (fill_cgroup(dev, SZ_1M) < 0)
 		return 23;

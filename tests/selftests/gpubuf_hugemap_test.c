@@ -54,58 +54,74 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-FIXTURE(huge) {
+/* A new buffer, mapped at a 2 MiB-aligned address and populated. */
+struct placed_buf {
 	int dev;
 	int fd;
 	size_t len;
 	char *p;
 };
 
+static void placed_buf_get(struct __test_metadata *_metadata,
+			   struct placed_buf *b, size_t len)
+{
+	b->len = len;
+	b->dev = gb_open();
+	ASSERT_LE(0, b->dev);
+	b->fd = gb_alloc(b->dev, len);
+	ASSERT_LE(0, b->fd);
+	b->p = gb_map_at(b->fd, len, PROT_READ | PROT_WRITE, 0, 0);
+	ASSERT_NE(MAP_FAILED, b->p);
+	ASSERT_EQ(0, gb_populate(b->p, len));
+}
+
+static void placed_buf_put(struct placed_buf *b)
+{
+	munmap(b->p, b->len);
+	close(b->fd);
+	close(b->dev);
+}
+
+FIXTURE(huge) {
+	struct placed_buf b;
+};
+
 FIXTURE_SETUP(huge)
 {
-	self->len = 8 * SZ_1M;
-	self->dev = gb_open();
-	ASSERT_LE(0, self->dev);
-	self->fd = gb_alloc(self->dev, self->len);
-	ASSERT_LE(0, self->fd);
-	self->p = gb_map_at(self->fd, self->len, PROT_READ | PROT_WRITE, 0, 0);
-	ASSERT_NE(MAP_FAILED, self->p);
-	ASSERT_EQ(0, gb_populate(self->p, self->len));
+	placed_buf_get(_metadata, &self->b, 8 * SZ_1M);
 	if (thp_allowed())
-		ASSERT_EQ(self->len, pmd_bytes(self->p, self->len));
-	gb_stamp_pages(self->p, self->len, 7);
+		ASSERT_EQ(self->b.len, pmd_bytes(self->b.p, self->b.len));
+	gb_stamp_pages(self->b.p, self->b.len, 7);
 }
 
 FIXTURE_TEARDOWN(huge)
 {
-	munmap(self->p, self->len);
-	close(self->fd);
-	close(self->dev);
+	placed_buf_put(&self->b);
 }
 
 /* The vma stays what GUP and HMM need, and is not special. */
 TEST_F(huge, vma_is_plain_and_hugepage)
 {
-	EXPECT_EQ(0, gb_vma_has_flag(self->p, "pf"));
-	EXPECT_EQ(0, gb_vma_has_flag(self->p, "io"));
-	EXPECT_EQ(0, gb_vma_has_flag(self->p, "mx"));
-	EXPECT_EQ(1, gb_vma_has_flag(self->p, "hg"));
-	EXPECT_EQ(1, gb_vma_has_flag(self->p, "sh"));
+	EXPECT_EQ(0, gb_vma_has_flag(self->b.p, "pf"));
+	EXPECT_EQ(0, gb_vma_has_flag(self->b.p, "io"));
+	EXPECT_EQ(0, gb_vma_has_flag(self->b.p, "mx"));
+	EXPECT_EQ(1, gb_vma_has_flag(self->b.p, "hg"));
+	EXPECT_EQ(1, gb_vma_has_flag(self->b.p, "sh"));
 }
 
 TEST_F(huge, longterm_pin_and_hmm_across_pmds)
 {
-	uint64_t want = gb_stamp_pages(self->p, self->len, 11), got = 0;
+	uint64_t want = gb_stamp_pages(self->b.p, self->b.len, 11), got = 0;
 	/* Starts and ends inside a PMD, spans two boundaries. */
-	char *sub = self->p + SZ_2M - 16 * SZ_4K;
+	char *sub = self->b.p + SZ_2M - 16 * SZ_4K;
 	size_t sub_len = 2 * SZ_2M + 32 * SZ_4K;
 	uint64_t sub_want = 0;
 	size_t off;
 
-	ASSERT_EQ(0, gb_probe_run(PINPROBE_OP_PIN_LONGTERM, self->p, self->len,
+	ASSERT_EQ(0, gb_probe_run(PINPROBE_OP_PIN_LONGTERM, self->b.p, self->b.len,
 			       &got, NULL));
 	EXPECT_EQ(want, got);
-	ASSERT_EQ(0, gb_probe_run(PINPROBE_OP_HMM_FAULT, self->p, self->len,
+	ASSERT_EQ(0, gb_probe_run(PINPROBE_OP_HMM_FAULT, self->b.p, self->b.len,
 			       &got, NULL));
 	EXPECT_EQ(want, got);
 	for (off = 0; off < sub_len; off += SZ_4K)
@@ -115,85 +131,85 @@ TEST_F(huge, longterm_pin_and_hmm_across_pmds)
 	EXPECT_EQ(sub_want, got);
 	/* Pinning maps nothing differently. */
 	if (thp_allowed())
-		EXPECT_EQ(self->len, pmd_bytes(self->p, self->len));
+		EXPECT_EQ(self->b.len, pmd_bytes(self->b.p, self->b.len));
 }
 
 /* A hole punched into one PMD leaves the others and all data alone. */
 TEST_F(huge, partial_munmap_splits_one_pmd)
 {
-	char *hole = self->p + SZ_2M + 64 * SZ_4K;
+	char *hole = self->b.p + SZ_2M + 64 * SZ_4K;
 
 	ASSERT_EQ(0, munmap(hole, SZ_4K));
 	if (thp_allowed())
-		EXPECT_EQ(self->len - SZ_2M,
-			  pmd_bytes(self->p, self->len));
-	EXPECT_EQ(-1, check_range(self->p, 0, hole - self->p, 7));
-	EXPECT_EQ(-1, check_range(self->p, hole - self->p + SZ_4K, self->len,
+		EXPECT_EQ(self->b.len - SZ_2M,
+			  pmd_bytes(self->b.p, self->b.len));
+	EXPECT_EQ(-1, check_range(self->b.p, 0, hole - self->b.p, 7));
+	EXPECT_EQ(-1, check_range(self->b.p, hole - self->b.p + SZ_4K, self->b.len,
 				  7));
 	ASSERT_EQ(0, gb_probe_run(PINPROBE_OP_PIN_LONGTERM, hole + SZ_4K,
 			       SZ_2M, NULL, NULL));
 	/* Teardown unmaps both halves. */
-	munmap(self->p, hole - self->p);
-	munmap(hole + SZ_4K, self->p + self->len - hole - SZ_4K);
-	self->p = mmap(NULL, SZ_4K, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS,
+	munmap(self->b.p, hole - self->b.p);
+	munmap(hole + SZ_4K, self->b.p + self->b.len - hole - SZ_4K);
+	self->b.p = mmap(NULL, SZ_4K, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS,
 		       -1, 0);
-	self->len = SZ_4K;
+	self->b.len = SZ_4K;
 }
 
 TEST_F(huge, madv_dontneed_of_4k_inside_a_pmd)
 {
-	char *page = self->p + 3 * SZ_2M + 5 * SZ_4K;
+	char *page = self->b.p + 3 * SZ_2M + 5 * SZ_4K;
 
 	ASSERT_EQ(0, madvise(page, SZ_4K, MADV_DONTNEED));
-	EXPECT_EQ(-1, check_stamp(self->p, self->len, 7));
+	EXPECT_EQ(-1, check_stamp(self->b.p, self->b.len, 7));
 	*(volatile uint64_t *)page = 1;
 	EXPECT_EQ(1, *(volatile uint64_t *)page);
-	*(uint64_t *)page = 7 * 1000003 + (page - self->p);
+	*(uint64_t *)page = 7 * 1000003 + (page - self->b.p);
 	/* A whole aligned 2 MiB comes back as one PMD on the next fault. */
-	ASSERT_EQ(0, madvise(self->p, self->len, MADV_DONTNEED));
-	ASSERT_EQ(0, gb_populate(self->p, self->len));
-	EXPECT_EQ(-1, check_stamp(self->p, self->len, 7));
+	ASSERT_EQ(0, madvise(self->b.p, self->b.len, MADV_DONTNEED));
+	ASSERT_EQ(0, gb_populate(self->b.p, self->b.len));
+	EXPECT_EQ(-1, check_stamp(self->b.p, self->b.len, 7));
 	if (thp_allowed())
-		EXPECT_EQ(self->len, pmd_bytes(self->p, self->len));
+		EXPECT_EQ(self->b.len, pmd_bytes(self->b.p, self->b.len));
 }
 
 TEST_F(huge, mprotect_of_part_of_a_pmd)
 {
-	char *ro = self->p + SZ_2M + SZ_4K;
+	char *ro = self->b.p + SZ_2M + SZ_4K;
 
 	ASSERT_EQ(0, mprotect(ro, 4 * SZ_4K, PROT_READ));
-	EXPECT_EQ(-1, check_stamp(self->p, self->len, 7));
+	EXPECT_EQ(-1, check_stamp(self->b.p, self->b.len, 7));
 	/* Writable around the read-only pages. */
 	*(volatile uint64_t *)(ro - SZ_4K) += 0;
 	*(volatile uint64_t *)(ro + 4 * SZ_4K) += 0;
 	ASSERT_EQ(0, mprotect(ro, 4 * SZ_4K, PROT_READ | PROT_WRITE));
-	gb_stamp_pages(self->p, self->len, 8);
-	EXPECT_EQ(-1, check_stamp(self->p, self->len, 8));
+	gb_stamp_pages(self->b.p, self->b.len, 8);
+	EXPECT_EQ(-1, check_stamp(self->b.p, self->b.len, 8));
 	/* A whole PMD made read-only and back keeps its data. */
-	ASSERT_EQ(0, mprotect(self->p, SZ_2M, PROT_READ));
-	EXPECT_EQ(-1, check_stamp(self->p, self->len, 8));
-	ASSERT_EQ(0, mprotect(self->p, SZ_2M, PROT_READ | PROT_WRITE));
-	gb_stamp_pages(self->p, SZ_2M, 8);
-	ASSERT_EQ(0, gb_probe_run(PINPROBE_OP_PIN_LONGTERM, self->p, self->len,
+	ASSERT_EQ(0, mprotect(self->b.p, SZ_2M, PROT_READ));
+	EXPECT_EQ(-1, check_stamp(self->b.p, self->b.len, 8));
+	ASSERT_EQ(0, mprotect(self->b.p, SZ_2M, PROT_READ | PROT_WRITE));
+	gb_stamp_pages(self->b.p, SZ_2M, 8);
+	ASSERT_EQ(0, gb_probe_run(PINPROBE_OP_PIN_LONGTERM, self->b.p, self->b.len,
 			       NULL, NULL));
 }
 
 TEST_F(huge, mremap_moves_the_mapping)
 {
-	char *to = gb_map_at(-1, self->len, PROT_NONE, 0, 0);
+	char *to = gb_map_at(-1, self->b.len, PROT_NONE, 0, 0);
 	char *q;
 
 	ASSERT_NE(MAP_FAILED, to);
-	q = mremap(self->p, self->len, self->len, MREMAP_MAYMOVE | MREMAP_FIXED,
+	q = mremap(self->b.p, self->b.len, self->b.len, MREMAP_MAYMOVE | MREMAP_FIXED,
 		   to);
 	ASSERT_EQ(to, q);
-	self->p = q;
-	EXPECT_EQ(-1, check_stamp(self->p, self->len, 7));
-	ASSERT_EQ(0, gb_populate(self->p, self->len));
+	self->b.p = q;
+	EXPECT_EQ(-1, check_stamp(self->b.p, self->b.len, 7));
+	ASSERT_EQ(0, gb_populate(self->b.p, self->b.len));
 	if (thp_allowed())
-		EXPECT_EQ(self->len, pmd_bytes(self->p, self->len));
+		EXPECT_EQ(self->b.len, pmd_bytes(self->b.p, self->b.len));
 	/* Growing stays refused (VM_DONTEXPAND). */
-	EXPECT_EQ(MAP_FAILED, mremap(self->p, self->len, 2 * self->len,
+	EXPECT_EQ(MAP_FAILED, mremap(self->b.p, self->b.len, 2 * self->b.len,
 				     MREMAP_MAYMOVE));
 }
 
@@ -204,13 +220,13 @@ TEST_F(huge, forked_child_writes_through_pmds)
 
 	ASSERT_LE(0, pid);
 	if (!pid) {
-		gb_stamp_pages(self->p, self->len, 9);
-		_exit(check_stamp(self->p, self->len, 9) == -1 ? 0 : 1);
+		gb_stamp_pages(self->b.p, self->b.len, 9);
+		_exit(check_stamp(self->b.p, self->b.len, 9) == -1 ? 0 : 1);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status));
-	EXPECT_EQ(-1, check_stamp(self->p, self->len, 9));
+	EXPECT_EQ(-1, check_stamp(self->b.p, self->b.len, 9));
 }
 
 /*
@@ -219,26 +235,23 @@ TEST_F(huge, forked_child_writes_through_pmds)
  */
 TEST_F(huge, mlock_leaves_the_vma_unlocked)
 {
-	EXPECT_EQ(0, mlock(self->p, self->len));
-	EXPECT_EQ(0, gb_vma_has_flag(self->p, "lo"));
-	EXPECT_EQ(0, munlock(self->p, self->len));
-	EXPECT_EQ(-1, check_stamp(self->p, self->len, 7));
+	EXPECT_EQ(0, mlock(self->b.p, self->b.len));
+	EXPECT_EQ(0, gb_vma_has_flag(self->b.p, "lo"));
+	EXPECT_EQ(0, munlock(self->b.p, self->b.len));
+	EXPECT_EQ(-1, check_stamp(self->b.p, self->b.len, 7));
 }
 
 /* The wrong alignment costs PMDs, nothing else. */
 TEST(misplaced_mappings_use_4k_entries)
 {
 	const size_t len = 8 * SZ_1M;
-	int dev = gb_open(), fd;
-	char *p, *q;
+	struct placed_buf b;
+	int fd;
+	char *q;
 
-	ASSERT_LE(0, dev);
-	fd = gb_alloc(dev, len);
-	ASSERT_LE(0, fd);
-	p = gb_map_at(fd, len, PROT_READ | PROT_WRITE, 0, 0);
-	ASSERT_NE(MAP_FAILED, p);
-	ASSERT_EQ(0, gb_populate(p, len));
-	gb_stamp_pages(p, len, 3);
+	placed_buf_get(_metadata, &b, len);
+	fd = b.fd;
+	gb_stamp_pages(b.p, len, 3);
 	/* Address 4 KiB past alignment: no PMD fits. */
 	q = gb_map_at(fd, len - SZ_4K, PROT_READ | PROT_WRITE, 0, SZ_4K);
 	ASSERT_NE(MAP_FAILED, q);
@@ -261,9 +274,7 @@ TEST(misplaced_mappings_use_4k_entries)
 		EXPECT_EQ(len - SZ_2M, pmd_bytes(q, len - SZ_2M));
 	EXPECT_EQ(3 * 1000003 + SZ_2M, *(uint64_t *)q);
 	munmap(q, len - SZ_2M);
-	munmap(p, len);
-	close(fd);
-	close(dev);
+	placed_buf_put(&b);
 }
 
 /* A read-only fd maps read-only PMDs. */
@@ -314,16 +325,12 @@ FIXTURE_TEARDOWN(thp_never)
 TEST_F(thp_never, mapping_still_works_and_pins)
 {
 	const size_t len = 4 * SZ_1M;
-	int dev = gb_open(), fd;
 	uint64_t want, got = 0;
+	struct placed_buf b;
 	char *p;
 
-	ASSERT_LE(0, dev);
-	fd = gb_alloc(dev, len);
-	ASSERT_LE(0, fd);
-	p = gb_map_at(fd, len, PROT_READ | PROT_WRITE, 0, 0);
-	ASSERT_NE(MAP_FAILED, p);
-	ASSERT_EQ(0, gb_populate(p, len));
+	placed_buf_get(_metadata, &b, len);
+	p = b.p;
 	want = gb_stamp_pages(p, len, 5);
 	EXPECT_EQ(0, gb_probe_run(PINPROBE_OP_PIN_LONGTERM, p, len, &got, NULL));
 	EXPECT_EQ(want, got);
@@ -333,9 +340,7 @@ TEST_F(thp_never, mapping_still_works_and_pins)
 	EXPECT_EQ(-1, check_stamp(p, len, 5));
 	TH_LOG("THP never: %lld of %zu bytes PMD-mapped", pmd_bytes(p, len),
 	       len);
-	munmap(p, len);
-	close(fd);
-	close(dev);
+	placed_buf_put(&b);
 }
 
 /*
@@ -348,7 +353,7 @@ TEST_F(thp_never, mapping_still_works_and_pins)
 TEST(pmds_after_anonymous_thp_was_freed)
 {
 	const size_t len = 64 * SZ_1M, anon_len = 256 * SZ_1M;
-	int dev = gb_open(), fd;
+	struct placed_buf b;
 	char *p;
 
 	ASSERT_TRUE(thp_allowed());
@@ -360,16 +365,9 @@ TEST(pmds_after_anonymous_thp_was_freed)
 	       gb_smaps_bytes(p, anon_len, "AnonHugePages"), anon_len);
 	munmap(p, anon_len);
 
-	ASSERT_LE(0, dev);
-	fd = gb_alloc(dev, len);
-	ASSERT_LE(0, fd);
-	p = gb_map_at(fd, len, PROT_READ | PROT_WRITE, 0, 0);
-	ASSERT_NE(MAP_FAILED, p);
-	ASSERT_EQ(0, gb_populate(p, len));
-	EXPECT_EQ(len, pmd_bytes(p, len));
-	munmap(p, len);
-	close(fd);
-	close(dev);
+	placed_buf_get(_metadata, &b, len);
+	EXPECT_EQ(len, pmd_bytes(b.p, len));
+	placed_buf_put(&b);
 }
 
 /* A counter of /proc/vmstat; 0 when absent. */
@@ -470,8 +468,8 @@ TEST_F_TIMEOUT(numa_balancing, scans_skip_the_buffer, 120)
 {
 	const size_t len = 64 * SZ_1M;
 	unsigned long long base, huge;
+	struct placed_buf b;
 	double start, took;
-	int dev, fd;
 	char *p;
 
 	p = gb_map_at(-1, len, PROT_READ | PROT_WRITE, 0, 0);
@@ -493,13 +491,8 @@ TEST_F_TIMEOUT(numa_balancing, scans_skip_the_buffer, 120)
 		SKIP(return, "NUMA balancing scanned no memory of this single-node guest in %.0f s: nothing to compare with",
 		     took);
 
-	dev = gb_open();
-	ASSERT_LE(0, dev);
-	fd = gb_alloc(dev, len);
-	ASSERT_LE(0, fd);
-	p = gb_map_at(fd, len, PROT_READ | PROT_WRITE, 0, 0);
-	ASSERT_NE(MAP_FAILED, p);
-	ASSERT_EQ(0, gb_populate(p, len));
+	placed_buf_get(_metadata, &b, len);
+	p = b.p;
 	base = vmstat("numa_huge_pte_updates");
 	/* Three times as long as the anonymous memory needed. */
 	touch_until(p, len, now_s() + 3 * took + 1);
@@ -508,9 +501,7 @@ TEST_F_TIMEOUT(numa_balancing, scans_skip_the_buffer, 120)
 	EXPECT_EQ(0, huge);
 	if (thp_allowed())
 		EXPECT_EQ(len, pmd_bytes(p, len));
-	munmap(p, len);
-	close(fd);
-	close(dev);
+	placed_buf_put(&b);
 }
 
 /*
