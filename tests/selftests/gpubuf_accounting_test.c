@@ -341,6 +341,22 @@ static int fill_cgroup(int dev, unsigned long long size)
 }
 
 /*
+ * The same, keeping up to @max of the fds in @fds so that the caller can
+ * give buffers back; the count kept, or a negative errno (-E2BIG when
+ * more than @max fit).
+ */
+static int fill_keep(int dev, unsigned long long size, int *fds, int max)
+{
+	int fd, n = 0;
+
+	while (n < max && (fd = gb_alloc(dev, size)) >= 0)
+		fds[n++] = fd;
+	if (n == max)
+		return -E2BIG;
+	return fd == -ENOMEM ? n : fd;
+}
+
+/*
  * Faults in a mapping allocate page tables, charged to the caller's cgroup:
  * 128 PTE tables for 256 MiB mapped with 4 KiB entries, and the first fault
  * allocates the upper levels before gpubuf is asked. With the cgroup filled
@@ -373,7 +389,7 @@ static int child_maps_at_limit(const char *cg)
 }
 
 /*
- * With a few pages of room left, populating a PMD-aligned mapping of 256
+ * With a few dozen pages of room left, populating a PMD-aligned mapping of 256
  * MiB needs about one page table and succeeds; a mapping placed 4 KiB off
  * needs 128 PTE tables and must fail with ENOMEM (MADV_POPULATE_WRITE, as
  * libgpubuf does), not OOM-kill. Exit codes as above.
@@ -381,25 +397,26 @@ static int child_maps_at_limit(const char *cg)
 static int child_populates_near_limit(const char *cg)
 {
 	const size_t len = 256 * SZ_1M;
-	int dev, fd, i, n, small[1024];
+	int dev, fd, i, n, big[512], mid[64];
 	void *p;
 
 	fd = child_join_and_alloc(cg, len, &dev, 20);
 	if (fd < 0)
 		return -fd;
-	/* Fill the cgroup to the last few pages, then give some back. */
-	if (fill_cgroup(dev, SZ_1M) < 0)
+	/*
+	 * Leave 256-330 KiB of room whatever the fill left before: fill with
+	 * 1 MiB buffers, give one back, fill what that freed with 64 KiB
+	 * ones (at least 15 fit), then give four of those back.
+	 */
+	n = fill_keep(dev, SZ_1M, big, 512);
+	if (n < 1)
 		return 23;
-	for (n = 0; n < 1024; n++) {
-		small[n] = gb_alloc(dev, SZ_4K);
-		if (small[n] < 0)
-			break;
-	}
-	if (n < 32 || n == 1024 || small[n] != -ENOMEM)
+	close(big[0]);
+	n = fill_keep(dev, 64 * 1024, mid, 64);
+	if (n < 4)
 		return 26;
-	/* Give back 32 pages and the dma-buf objects around them. */
-	for (i = 0; i < 32; i++)
-		close(small[--n]);
+	for (i = 0; i < 4; i++)
+		close(mid[--n]);
 	p = gb_map_at(fd, len, PROT_READ | PROT_WRITE, 0, 0);
 	if (p == MAP_FAILED)
 		return 27;
