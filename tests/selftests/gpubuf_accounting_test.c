@@ -122,10 +122,9 @@ static int child_join_and_alloc(const char *cg, size_t len, int *dev,
  */
 static int child_maps_charged_buffer(const char *cg)
 {
-	char mode[32];
 	const size_t len = 4 * SZ_1M;
 	uint64_t *p;
-	int dev, fd;
+	int dev, fd, thp;
 	size_t i;
 
 	fd = child_join_and_alloc(cg, len, &dev, 30);
@@ -137,10 +136,10 @@ static int child_maps_charged_buffer(const char *cg)
 		return 33;
 	for (i = 0; i < len / 8; i += SZ_4K / 8)
 		p[i] = i + 1;
-	if (gb_thp_mode(mode, sizeof(mode)))
+	thp = gb_thp_allowed();
+	if (thp < 0)
 		return 37;
-	if (strcmp(mode, "never") &&
-	    gb_smaps_bytes(p, len, "FilePmdMapped") != len)
+	if (thp && gb_smaps_bytes(p, len, "FilePmdMapped") != len)
 		return 36;
 	if (madvise(p, len, MADV_DONTNEED))
 		return 34;

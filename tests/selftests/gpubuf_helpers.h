@@ -273,6 +273,17 @@ static inline int vgem_close_handle(int vgem, uint32_t handle)
 	return gb_ioctl(vgem, DRM_IOCTL_GEM_CLOSE, &c);
 }
 
+/*
+ * Whether @line of /proc/self/smaps starts a mapping ("start-end perms
+ * ..."), with its range in *@start and *@end.
+ */
+static inline int gb_smaps_header(const char *line, unsigned long *start,
+				  unsigned long *end)
+{
+	return sscanf(line, "%lx-%lx ", start, end) == 2 &&
+	       strchr(line, '-') < strchr(line, ' ');
+}
+
 /* Whether /proc/self/smaps lists VmFlags @flag for the mapping at @addr. */
 static inline int gb_vma_has_flag(const void *addr, const char *flag)
 {
@@ -286,8 +297,7 @@ static inline int gb_vma_has_flag(const void *addr, const char *flag)
 	/* smaps prints each flag as two letters and a space. */
 	snprintf(want, sizeof(want), " %s ", flag);
 	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx ", &start, &end) == 2 &&
-		    strchr(line, '-') < strchr(line, ' ')) {
+		if (gb_smaps_header(line, &start, &end)) {
 			in = a >= start && a < end;
 			continue;
 		}
@@ -392,8 +402,7 @@ static inline long long gb_smaps_bytes(const void *addr, size_t len,
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx ", &start, &end) == 2 &&
-		    strchr(line, '-') < strchr(line, ' ')) {
+		if (gb_smaps_header(line, &start, &end)) {
 			in = start < a + len && end > a;
 			continue;
 		}
@@ -420,6 +429,18 @@ static inline int gb_thp_mode(char *mode, size_t size)
 	*r = 0;
 	snprintf(mode, size, "%s", l + 1);
 	return 0;
+}
+
+/*
+ * Whether the THP policy lets a VM_HUGEPAGE vma have PMDs: 1, 0 for
+ * "never", or -errno when the policy cannot be read.
+ */
+static inline int gb_thp_allowed(void)
+{
+	char mode[32];
+	int err = gb_thp_mode(mode, sizeof(mode));
+
+	return err ? err : strcmp(mode, "never") != 0;
 }
 
 static inline int gb_thp_set(const char *mode)

@@ -38,13 +38,6 @@ static long long pmd_bytes(const void *p, size_t len)
 	return gb_smaps_bytes(p, len, "FilePmdMapped");
 }
 
-/* Whether the kernel's THP policy lets a VM_HUGEPAGE vma have PMDs. */
-static int thp_allowed(void)
-{
-	char mode[32];
-
-	return !gb_thp_mode(mode, sizeof(mode)) && strcmp(mode, "never");
-}
 
 static double now_s(void)
 {
@@ -89,7 +82,7 @@ FIXTURE(huge) {
 FIXTURE_SETUP(huge)
 {
 	placed_buf_get(_metadata, &self->b, 8 * SZ_1M);
-	if (thp_allowed())
+	if (gb_thp_allowed() > 0)
 		ASSERT_EQ(self->b.len, pmd_bytes(self->b.p, self->b.len));
 	gb_stamp_pages(self->b.p, self->b.len, 7);
 }
@@ -130,7 +123,7 @@ TEST_F(huge, longterm_pin_and_hmm_across_pmds)
 			       NULL));
 	EXPECT_EQ(sub_want, got);
 	/* Pinning maps nothing differently. */
-	if (thp_allowed())
+	if (gb_thp_allowed() > 0)
 		EXPECT_EQ(self->b.len, pmd_bytes(self->b.p, self->b.len));
 }
 
@@ -140,7 +133,7 @@ TEST_F(huge, partial_munmap_splits_one_pmd)
 	char *hole = self->b.p + SZ_2M + 64 * SZ_4K;
 
 	ASSERT_EQ(0, munmap(hole, SZ_4K));
-	if (thp_allowed())
+	if (gb_thp_allowed() > 0)
 		EXPECT_EQ(self->b.len - SZ_2M,
 			  pmd_bytes(self->b.p, self->b.len));
 	EXPECT_EQ(-1, check_range(self->b.p, 0, hole - self->b.p, 7));
@@ -169,7 +162,7 @@ TEST_F(huge, madv_dontneed_of_4k_inside_a_pmd)
 	ASSERT_EQ(0, madvise(self->b.p, self->b.len, MADV_DONTNEED));
 	ASSERT_EQ(0, gb_populate(self->b.p, self->b.len));
 	EXPECT_EQ(-1, check_stamp(self->b.p, self->b.len, 7));
-	if (thp_allowed())
+	if (gb_thp_allowed() > 0)
 		EXPECT_EQ(self->b.len, pmd_bytes(self->b.p, self->b.len));
 }
 
@@ -206,7 +199,7 @@ TEST_F(huge, mremap_moves_the_mapping)
 	self->b.p = q;
 	EXPECT_EQ(-1, check_stamp(self->b.p, self->b.len, 7));
 	ASSERT_EQ(0, gb_populate(self->b.p, self->b.len));
-	if (thp_allowed())
+	if (gb_thp_allowed() > 0)
 		EXPECT_EQ(self->b.len, pmd_bytes(self->b.p, self->b.len));
 	/* Growing stays refused (VM_DONTEXPAND). */
 	EXPECT_EQ(MAP_FAILED, mremap(self->b.p, self->b.len, 2 * self->b.len,
@@ -270,7 +263,7 @@ TEST(misplaced_mappings_use_4k_entries)
 	q = gb_map_at(fd, len - SZ_2M, PROT_READ | PROT_WRITE, SZ_2M, 0);
 	ASSERT_NE(MAP_FAILED, q);
 	ASSERT_EQ(0, gb_populate(q, len - SZ_2M));
-	if (thp_allowed())
+	if (gb_thp_allowed() > 0)
 		EXPECT_EQ(len - SZ_2M, pmd_bytes(q, len - SZ_2M));
 	EXPECT_EQ(3 * 1000003 + SZ_2M, *(uint64_t *)q);
 	munmap(q, len - SZ_2M);
@@ -293,7 +286,7 @@ TEST(read_only_fd_maps_pmds)
 	ASSERT_NE(MAP_FAILED, p);
 	ASSERT_EQ(0, gb_populate_read(p, len));
 	EXPECT_EQ(0, *(volatile uint64_t *)(p + SZ_2M));
-	if (thp_allowed())
+	if (gb_thp_allowed() > 0)
 		EXPECT_EQ(len, pmd_bytes(p, len));
 	EXPECT_EQ(-1, mprotect(p, len, PROT_READ | PROT_WRITE));
 	munmap(p, len);
@@ -358,7 +351,7 @@ TEST(pmds_after_anonymous_thp_was_freed)
 
 	long long thp;
 
-	if (!thp_allowed())
+	if (gb_thp_allowed() <= 0)
 		SKIP(return, "THP is \"never\": nothing maps with 2 MiB entries");
 	p = gb_map_at(-1, anon_len, PROT_READ | PROT_WRITE, 0, 0);
 	ASSERT_NE(MAP_FAILED, p);
@@ -514,7 +507,7 @@ TEST_F_TIMEOUT(numa_balancing, scans_skip_the_buffer, 120)
 	huge = vmstat("numa_huge_pte_updates") - base;
 	TH_LOG("gpubuf: %llu PMD updates in %.1f s", huge, 3 * took + 1);
 	EXPECT_EQ(0, huge);
-	if (thp_allowed())
+	if (gb_thp_allowed() > 0)
 		EXPECT_EQ(len, pmd_bytes(p, len));
 	placed_buf_put(&b);
 }
@@ -522,35 +515,21 @@ TEST_F_TIMEOUT(numa_balancing, scans_skip_the_buffer, 120)
 /*
  * Allocate, map and touch every page of @len bytes the library's way
  * (ALLOC, placed mmap, MADV_POPULATE_WRITE); seconds taken, and in *@share
- * the % of the mapping in 2 MiB entries. -1 on failure.
+ * the % of the mapping in 2 MiB entries. A failure fails the test.
  */
-static double gpubuf_first_touch(size_t len, double *share)
+static double gpubuf_first_touch(struct __test_metadata *_metadata,
+				 size_t len, double *share)
 {
 	double t = now_s();
-	int dev = gb_open(), fd;
+	struct placed_buf b;
 	size_t off;
-	char *p;
 
-	if (dev < 0)
-		return -1;
-	fd = gb_alloc(dev, len);
-	if (fd < 0) {
-		close(dev);
-		return -1;
-	}
-	p = gb_map_at(fd, len, PROT_READ | PROT_WRITE, 0, 0);
-	if (p == MAP_FAILED || gb_populate(p, len)) {
-		t = -1;
-	} else {
-		for (off = 0; off < len; off += SZ_4K)
-			p[off] = 1;
-		t = now_s() - t;
-		*share = 100.0 * pmd_bytes(p, len) / len;
-	}
-	if (p != MAP_FAILED)
-		munmap(p, len);
-	close(fd);
-	close(dev);
+	placed_buf_get(_metadata, &b, len);
+	for (off = 0; off < len; off += SZ_4K)
+		b.p[off] = 1;
+	t = now_s() - t;
+	*share = 100.0 * pmd_bytes(b.p, len) / len;
+	placed_buf_put(&b);
 	return t;
 }
 
@@ -569,7 +548,7 @@ FIXTURE_SETUP(measure)
 {
 	self->max_buffer_bytes = gb_param("max_buffer_bytes");
 	ASSERT_EQ(0, gb_thp_mode(self->thp, sizeof(self->thp)));
-	if (!thp_allowed())
+	if (gb_thp_allowed() <= 0)
 		SKIP(return, "THP is \"never\": nothing maps with 2 MiB entries");
 	if (self->max_buffer_bytes < (1ULL << 30))
 		ASSERT_EQ(0, gb_set_param("max_buffer_bytes", 1ULL << 30));
@@ -589,8 +568,8 @@ TEST_F_TIMEOUT(measure, pmd_share_of_64m_and_1g, 300)
 
 	if (_metadata->skip)
 		return;
-	t64 = gpubuf_first_touch(64 * SZ_1M, &s64);
-	t1g = gpubuf_first_touch(1ULL << 30, &s1g);
+	t64 = gpubuf_first_touch(_metadata, 64 * SZ_1M, &s64);
+	t1g = gpubuf_first_touch(_metadata, 1ULL << 30, &s1g);
 	ASSERT_LE(0, t64);
 	ASSERT_LE(0, t1g);
 	TH_LOG("measured: PMD-mapped share: 64 MiB %.1f%%, 1 GiB %.1f%%",
@@ -637,30 +616,23 @@ TEST_F_TIMEOUT(measure, longterm_pin_cost_of_1g, 600)
 {
 	const size_t len = 1ULL << 30;
 	uint64_t t2m, t4k, tanon;
-	int dev, fd;
-	char *p, *q, *anon;
+	struct placed_buf b;
+	char *q, *anon;
 
 	if (_metadata->skip)
 		return;
-	dev = gb_open();
-	ASSERT_LE(0, dev);
-	fd = gb_alloc(dev, len);
-	ASSERT_LE(0, fd);
-	p = gb_map_at(fd, len, PROT_READ | PROT_WRITE, 0, 0);
-	ASSERT_NE(MAP_FAILED, p);
-	ASSERT_EQ(0, gb_populate(p, len));
-	q = gb_map_at(fd, len - SZ_4K, PROT_READ | PROT_WRITE, 0, SZ_4K);
+	placed_buf_get(_metadata, &b, len);
+	/* The same buffer again, 4 KiB off alignment: 4 KiB entries. */
+	q = gb_map_at(b.fd, len - SZ_4K, PROT_READ | PROT_WRITE, 0, SZ_4K);
 	ASSERT_NE(MAP_FAILED, q);
 	ASSERT_EQ(0, gb_populate(q, len - SZ_4K));
-	t2m = pin_ns(p, len - SZ_4K);
+	t2m = pin_ns(b.p, len - SZ_4K);
 	t4k = pin_ns(q, len - SZ_4K);
 	TH_LOG("PMD-mapped %.1f%%, 4K-mapped %.1f%%",
-	       100.0 * pmd_bytes(p, len) / len,
+	       100.0 * pmd_bytes(b.p, len) / len,
 	       100.0 * pmd_bytes(q, len - SZ_4K) / len);
 	munmap(q, len - SZ_4K);
-	munmap(p, len);
-	close(fd);
-	close(dev);
+	placed_buf_put(&b);
 
 	anon = gb_map_at(-1, len, PROT_READ | PROT_WRITE, 0, 0);
 	ASSERT_NE(MAP_FAILED, anon);
@@ -715,7 +687,7 @@ TEST_F_TIMEOUT(measure, first_touch_cost_of_1g, 600)
 	if (_metadata->skip)
 		return;
 	for (i = 0; i < PIN_TRIALS; i++) {
-		tg[i] = gpubuf_first_touch(len, &sg);
+		tg[i] = gpubuf_first_touch(_metadata, len, &sg);
 		ASSERT_EQ(0, gb_thp_set("always"));
 		ta[i] = anon_first_touch(len, &sa);
 		ASSERT_EQ(0, gb_thp_set(self->thp));
