@@ -238,29 +238,26 @@ check "--ratio-size of a size not swept says the ratio is unavailable" "$tmp/rsi
 	sh -c "[ \$(cat '$tmp/rsize2.rc') = 0 ] &&
 	       grep -qE '^read_gpubuf_vs_mlock +unavailable at 64 KiB: .*not measured' '$tmp/rsize2.out'"
 
-# ---- the read kernel is bound by memory, not by its adder -----------------
-# Issue 7, item 14: read summed into one variable, so each load waited for
-# the previous add: 27-30 GB/s at any size here, while memcpy copied 49 GB/s
-# at 256 KiB. A read moves one stream where a copy moves two, so a read
-# limited by memory is faster than the copy of the same buffer. At 256 KiB
-# (in L2 on current CPUs) the old kernel read 0.55-0.58 x copy, the new one
-# 1.60-1.83 x (best of 9 repetitions; 16 runs, load average 2 from a QEMU
-# guest next door). The best repetition is compared, not the median, so
-# a busy machine slows the test down instead of failing it. Out of cache
-# one core is latency-bound: old and new both read 0.85-1.27 x copy there,
-# which is why the regression is tested in cache.
+# ---- read and copy at 256 KiB: measured and reported -----------------------
+# Issue 7, item 14: read once summed into one variable, so each load waited
+# for the previous add (0.55-0.58 x memcpy at 256 KiB on the machine of
+# that issue; eight independent sums read 1.60-1.83 x there). Which of two
+# in-cache loops wins depends on the CPU, its clock and the load (a fresh
+# machine of the same kind read 0.82 x copy with the fixed kernel), so the
+# ratio is reported here, never asserted (docs/testing.md). What
+# is checked is that every memory kind was measured.
 run readbw $bench host --sizes 256K --rep-bytes 64M --reps 9 --warmup 1 --csv
-check "read at 256 KiB is faster than memcpy (best of 9), for every memory kind" \
+check "read and copy at 256 KiB measured for every memory kind (ratio reported, not asserted)" \
 	"$tmp/readbw.out" "$tmp/readbw.err" -- awk -F, '
-	$1 == "host" && $14 == "ok" && $4 == 262144 { best[$3 "," $2] = $11 }
+	$1 == "host" && $14 == "ok" && $4 == 262144 && $11 + 0 > 0 { best[$3 "," $2] = $11 }
 	END {
 		n = 0
 		for (k in best) {
 			if (k !~ /,read$/) continue
 			m = substr(k, 1, length(k) - 5)
-			r = best[k] / best[m ",copy"]
-			printf "# %s: read %.1f copy %.1f GB/s, %.2f x\n", m, best[k], best[m ",copy"], r
-			if (r < 1.0) exit 1
+			if (!((m ",copy") in best)) exit 1
+			printf "# measured: %s at 256 KiB, best of 9: read %.1f copy %.1f GB/s, read/copy %.2f\n",
+			       m, best[k], best[m ",copy"], best[k] / best[m ",copy"]
 			n++
 		}
 		exit n != 3
