@@ -4,9 +4,10 @@
  * placed at a 2 MiB-aligned address for a 2 MiB-aligned buffer offset must
  * be mapped with PMD entries (smaps FilePmdMapped), stay correct through
  * everything that splits or copies page tables (partial munmap, 4 KiB
- * MADV_DONTNEED, mprotect, mremap, fork), stay pinnable, and be cheaper to
- * pin than the same buffer mapped with 4 KiB entries. The measurements
- * the README quotes are logged here as ratios within one guest run.
+ * MADV_DONTNEED, mprotect, mremap, fork) and stay pinnable. What makes it
+ * cheaper to pin and to fault in is checked structurally (which entries map
+ * it); how much cheaper is measured and logged as ratios within one guest
+ * run, never asserted: the README quotes them.
  */
 #include <signal.h>
 #include <sys/mount.h>
@@ -470,7 +471,12 @@ FIXTURE_TEARDOWN(numa_balancing)
  * registration of the range, for pages that cannot migrate. Anonymous THP
  * memory in the same process, scanned as usual, shows that scanning ran.
  */
-TEST_F_TIMEOUT(numa_balancing, scans_skip_the_buffer, 120)
+/*
+ * Up to 60 s for the anonymous memory's scans (a bound for a slow guest,
+ * so that a loaded machine does not turn the check into a skip), then
+ * three times as long for the buffer's: up to 241 s.
+ */
+TEST_F_TIMEOUT(numa_balancing, scans_skip_the_buffer, 300)
 {
 	const size_t len = 64 * SZ_1M;
 	unsigned long long base, huge;
@@ -489,7 +495,7 @@ TEST_F_TIMEOUT(numa_balancing, scans_skip_the_buffer, 120)
 	do
 		touch_until(p, len, now_s() + 0.2);
 	while (vmstat("numa_huge_pte_updates") - base < len / SZ_2M &&
-	       now_s() < start + 15);
+	       now_s() < start + 60);
 	took = now_s() - start;
 	huge = vmstat("numa_huge_pte_updates") - base;
 	munmap(p, len);
@@ -564,14 +570,14 @@ FIXTURE_TEARDOWN(measure)
 
 TEST_F_TIMEOUT(measure, pmd_share_of_64m_and_1g, 300)
 {
-	double s64 = 0, s1g = 0, t64, t1g;
+	double s64 = 0, s1g = 0, touch64_s, touch1g_s;
 
 	if (_metadata->skip)
 		return;
-	t64 = gpubuf_first_touch(_metadata, 64 * SZ_1M, &s64);
-	t1g = gpubuf_first_touch(_metadata, 1ULL << 30, &s1g);
-	ASSERT_LE(0, t64);
-	ASSERT_LE(0, t1g);
+	touch64_s = gpubuf_first_touch(_metadata, 64 * SZ_1M, &s64);
+	touch1g_s = gpubuf_first_touch(_metadata, 1ULL << 30, &s1g);
+	ASSERT_LE(0, touch64_s);
+	ASSERT_LE(0, touch1g_s);
 	TH_LOG("measured: PMD-mapped share: 64 MiB %.1f%%, 1 GiB %.1f%%",
 	       s64, s1g);
 	EXPECT_LE(90.0, s64);
@@ -610,45 +616,63 @@ static uint64_t pin_ns(const void *p, size_t len)
 /*
  * Long-term pin of 1 GiB (what cuMemHostRegister does) through the test
  * module: the buffer mapped with PMDs, the same buffer mapped with 4 KiB
- * PTEs, and anonymous THP memory.
+ * PTEs, and anonymous THP memory. Checked: every pin takes every page and
+ * sees its stamp, and the pin walks what the test means it to walk (PMD
+ * entries in the first mapping, before and after pinning; none in the
+ * second). The times are logged as ratios, not compared.
  */
 TEST_F_TIMEOUT(measure, longterm_pin_cost_of_1g, 600)
 {
-	const size_t len = 1ULL << 30;
-	uint64_t t2m, t4k, tanon;
+	const size_t len = 1ULL << 30, pin_len = len - SZ_4K;
+	uint64_t pin2m_ns, pin4k_ns, pin_anon_ns, want, sum2m = 0, sum4k = 0;
+	long long pmd_2m, pmd_2m_after, pmd_4k;
 	struct placed_buf b;
 	char *q, *anon;
 
 	if (_metadata->skip)
 		return;
 	placed_buf_get(_metadata, &b, len);
+	/* Both mappings start at buffer offset 0 and pin pin_len bytes. */
+	want = gb_stamp_pages(b.p, pin_len, 7);
 	/* The same buffer again, 4 KiB off alignment: 4 KiB entries. */
-	q = gb_map_at(b.fd, len - SZ_4K, PROT_READ | PROT_WRITE, 0, SZ_4K);
+	q = gb_map_at(b.fd, pin_len, PROT_READ | PROT_WRITE, 0, SZ_4K);
 	ASSERT_NE(MAP_FAILED, q);
-	ASSERT_EQ(0, gb_populate(q, len - SZ_4K));
-	t2m = pin_ns(b.p, len - SZ_4K);
-	t4k = pin_ns(q, len - SZ_4K);
-	TH_LOG("PMD-mapped %.1f%%, 4K-mapped %.1f%%",
-	       100.0 * pmd_bytes(b.p, len) / len,
-	       100.0 * pmd_bytes(q, len - SZ_4K) / len);
-	munmap(q, len - SZ_4K);
+	ASSERT_EQ(0, gb_populate(q, pin_len));
+	pmd_2m = pmd_bytes(b.p, len);
+	pmd_4k = pmd_bytes(q, pin_len);
+	pin2m_ns = pin_ns(b.p, pin_len);
+	pin4k_ns = pin_ns(q, pin_len);
+	pmd_2m_after = pmd_bytes(b.p, len);
+	EXPECT_EQ(0, gb_probe_run(PINPROBE_OP_PIN_LONGTERM, b.p, pin_len,
+				  &sum2m, NULL));
+	EXPECT_EQ(0, gb_probe_run(PINPROBE_OP_PIN_LONGTERM, q, pin_len,
+				  &sum4k, NULL));
+	EXPECT_EQ(want, sum2m);
+	EXPECT_EQ(want, sum4k);
+	TH_LOG("PMD-mapped %.1f%% (after the pins %.1f%%), 4K-mapped %.1f%%",
+	       100.0 * pmd_2m / len, 100.0 * pmd_2m_after / len,
+	       100.0 * pmd_4k / len);
+	munmap(q, pin_len);
 	placed_buf_put(&b);
 
 	anon = gb_map_at(-1, len, PROT_READ | PROT_WRITE, 0, 0);
 	ASSERT_NE(MAP_FAILED, anon);
 	ASSERT_EQ(0, madvise(anon, len, MADV_HUGEPAGE));
 	ASSERT_EQ(0, gb_populate(anon, len));
-	tanon = pin_ns(anon, len - SZ_4K);
+	pin_anon_ns = pin_ns(anon, pin_len);
 	TH_LOG("anonymous THP: %.1f%% in huge pages",
 	       100.0 * gb_smaps_bytes(anon, len, "AnonHugePages") / len);
 	munmap(anon, len);
 
-	ASSERT_NE(0, t2m);
-	ASSERT_NE(0, t4k);
-	ASSERT_NE(0, tanon);
+	ASSERT_NE(0, pin2m_ns);
+	ASSERT_NE(0, pin4k_ns);
+	ASSERT_NE(0, pin_anon_ns);
 	TH_LOG("measured: 1 GiB long-term pin, medians of %d: 2M-mapped / 4K-mapped %.3f, 2M-mapped / anon THP %.3f",
-	       PIN_TRIALS, (double)t2m / t4k, (double)t2m / tanon);
-	EXPECT_LT(t2m, t4k);
+	       PIN_TRIALS, (double)pin2m_ns / pin4k_ns,
+	       (double)pin2m_ns / pin_anon_ns);
+	EXPECT_LE((long long)(len / 10 * 9), pmd_2m);
+	EXPECT_EQ(pmd_2m, pmd_2m_after);
+	EXPECT_EQ(0, pmd_4k);
 }
 
 /* The same for anonymous THP memory with MAP_POPULATE and mlock. */
@@ -681,25 +705,27 @@ static double anon_first_touch(size_t len, double *share)
 TEST_F_TIMEOUT(measure, first_touch_cost_of_1g, 600)
 {
 	const size_t len = 1ULL << 30;
-	double tg[PIN_TRIALS], ta[PIN_TRIALS], sg = 0, sa = 0;
+	double touch_gpubuf_s[PIN_TRIALS], touch_anon_s[PIN_TRIALS];
+	double sg = 0, sa = 0;
 	int i;
 
 	if (_metadata->skip)
 		return;
 	for (i = 0; i < PIN_TRIALS; i++) {
-		tg[i] = gpubuf_first_touch(_metadata, len, &sg);
+		touch_gpubuf_s[i] = gpubuf_first_touch(_metadata, len, &sg);
 		ASSERT_EQ(0, gb_thp_set("always"));
-		ta[i] = anon_first_touch(len, &sa);
+		touch_anon_s[i] = anon_first_touch(len, &sa);
 		ASSERT_EQ(0, gb_thp_set(self->thp));
-		if (tg[i] < 0 || ta[i] < 0)
+		if (touch_gpubuf_s[i] < 0 || touch_anon_s[i] < 0)
 			break;
 	}
 	ASSERT_EQ(PIN_TRIALS, i);
-	qsort(tg, PIN_TRIALS, sizeof(double), cmp_double);
-	qsort(ta, PIN_TRIALS, sizeof(double), cmp_double);
+	qsort(touch_gpubuf_s, PIN_TRIALS, sizeof(double), cmp_double);
+	qsort(touch_anon_s, PIN_TRIALS, sizeof(double), cmp_double);
 	TH_LOG("gpubuf %.1f%% PMD-mapped, anonymous %.1f%% THP", sg, sa);
 	TH_LOG("measured: 1 GiB alloc+map+first touch, medians of %d: gpubuf / anon THP (MAP_POPULATE+mlock) %.3f",
-	       PIN_TRIALS, tg[PIN_TRIALS / 2] / ta[PIN_TRIALS / 2]);
+	       PIN_TRIALS,
+	       touch_gpubuf_s[PIN_TRIALS / 2] / touch_anon_s[PIN_TRIALS / 2]);
 	EXPECT_LE(90.0, sg);
 }
 
