@@ -240,12 +240,15 @@ static void fz_drain_sockets(struct fz_thread *main_t, struct fz_thread *ts)
 	}
 }
 
-/* The final fput of an fd can be deferred: give it a few seconds. */
+/*
+ * The final fput of an fd can be deferred: wait up to 60 s, a bound only
+ * counters that never drain exceed.
+ */
 static int fz_counters_zero(uint64_t *buffers, uint64_t *bytes)
 {
 	int i;
 
-	for (i = 0; i < 100; i++) {
+	for (i = 0; i < 600; i++) {
 		if (fz_read_u64(FZ_SYSFS "live_buffers", buffers) ||
 		    fz_read_u64(FZ_SYSFS "live_bytes", bytes))
 			return 0;

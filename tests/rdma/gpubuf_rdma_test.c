@@ -472,7 +472,7 @@ TEST_F_TIMEOUT(conn, libgpubuf_matrix_tile, 300)
  * design notes say every FOLL_LONGTERM pin is. The mapping comes from
  * gpubuf_pinprobe.ko, PFNMAP on every kernel (vgem's is on some only).
  */
-TEST_F(conn, pfnmap_mapping_refused)
+TEST_F_TIMEOUT(conn, pfnmap_mapping_refused, 300)
 {
 	const size_t size = PINPROBE_PFNMAP_BYTES;
 	struct ibv_mr *mr;

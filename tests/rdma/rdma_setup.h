@@ -227,9 +227,10 @@ static inline int rxe_setup(struct why *w)
 	if (find_ether(dev, sizeof(dev))) {
 		if (module_available("e1000") && load_module(w, "e1000"))
 			return -1;
-		for (i = 0; i < 50 && find_ether(dev, sizeof(dev)); i++)
+		/* Up to 30 s, only a missing NIC takes that long. */
+		for (i = 0; i < 300 && find_ether(dev, sizeof(dev)); i++)
 			sleep_ms(100);
-		if (i == 50)
+		if (i == 300)
 			return why_set(w, "no Ethernet device in the guest "
 				       "(tests/vm/run.sh adds an e1000 NIC with GPUBUF_VM_NIC=1)");
 	}
@@ -245,8 +246,8 @@ static inline int rxe_setup(struct why *w)
 	snprintf(cmd, sizeof(cmd), "rdma link add %s type rxe netdev %s", RXE_NAME, dev);
 	if (run_cmd(w, cmd))
 		return -1;
-	/* uverbs creates /dev/infiniband/uverbsN asynchronously. */
-	for (i = 0; i < 50 && !rxe_present(); i++)
+	/* uverbs creates /dev/infiniband/uverbsN asynchronously (up to 30 s). */
+	for (i = 0; i < 300 && !rxe_present(); i++)
 		sleep_ms(100);
 	if (!rxe_present())
 		return why_set(w, "'%s' succeeded but libibverbs lists no rxe device "

@@ -23,13 +23,17 @@ struct rc_pair {
 	enum ibv_mtu mtu;
 };
 
-/* Wait (TCG is slow) until the port is ACTIVE, i.e. the netdev has carrier. */
+/*
+ * Wait until the port is ACTIVE, i.e. the netdev has carrier: up to 60 s,
+ * a bound only a port that never comes up exceeds (TCG is slow, and
+ * slower on a loaded machine).
+ */
 static inline int port_wait_active(struct why *w, struct rc_pair *rc)
 {
 	struct ibv_port_attr pa;
 	int i;
 
-	for (i = 0; i < 100; i++) {
+	for (i = 0; i < 600; i++) {
 		if (ibv_query_port(rc->ctx, RXE_PORT, &pa))
 			return why_set(w, "ibv_query_port: %s", strerror(errno));
 		if (pa.state == IBV_PORT_ACTIVE) {
@@ -38,7 +42,7 @@ static inline int port_wait_active(struct why *w, struct rc_pair *rc)
 		}
 		sleep_ms(100);
 	}
-	return why_set(w, "port %d not ACTIVE after 10 s (state %d)", RXE_PORT, pa.state);
+	return why_set(w, "port %d not ACTIVE after 60 s (state %d)", RXE_PORT, pa.state);
 }
 
 /*
@@ -111,7 +115,12 @@ static inline int qp_connect(struct why *w, struct rc_pair *rc,
 
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
+	/*
+	 * 4.096 us << 18, about 1.07 s per try and 8.6 s with the retries: a
+	 * guest descheduled by a busy host for a while loses nothing (14, 67
+	 * ms, gave up after about half a second).
+	 */
+	a.timeout = 18;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 4;

@@ -134,13 +134,46 @@ static void *rmmod_main(void *arg)
 	return NULL;
 }
 
-/* Wait up to 10 s for the counters to drain (fput can be deferred). */
+/*
+ * The run lasts its seconds and then until every result below has had
+ * something to judge: a data check, an rmmod attempt, a fill round ended
+ * by the cgroup, every deliberate OOM round. So a slow machine runs
+ * longer instead of failing; only a run that makes no progress for
+ * QUOTA_WAIT_S more seconds stops short (and its results say why).
+ */
+#define QUOTA_WAIT_S 240
+
+static unsigned long load(const unsigned long *counter)
+{
+	return __atomic_load_n(counter, __ATOMIC_RELAXED);
+}
+
+static int quota_met(const struct stress_config *cfg,
+		     const struct stress_worker *w,
+		     const struct stress_rmmod *r,
+		     const struct stress_pressure *p, const char **missing)
+{
+	unsigned long verifies = 0;
+	int i;
+
+	for (i = 0; i < cfg->threads; i++)
+		verifies += load(&w[i].n[SC_VERIFY]);
+	*missing = !verifies ? "data check" :
+		   !load(&r->attempts) ? "rmmod attempt" :
+		   !p->ready ? NULL :
+		   !load(&p->enomem_rounds) ? "fill round ended by the cgroup" :
+		   load(&p->oom_rounds) < (unsigned long)cfg->oom_rounds ?
+			"deliberate OOM round left" : NULL;
+	return !*missing;
+}
+
+/* Wait up to 60 s for the counters to drain (fput can be deferred). */
 static int counters_drain(unsigned long long *buffers,
 			  unsigned long long *bytes)
 {
 	int i;
 
-	for (i = 0; i < 100; i++) {
+	for (i = 0; i < 600; i++) {
 		*buffers = gb_stat("live_buffers");
 		*bytes = gb_stat("live_bytes");
 		if (!*buffers && !*bytes)
@@ -178,7 +211,7 @@ static void unload_reload(void)
 		return;
 	}
 	ret = gb_load_module("GPUBUF_KO", "");
-	for (i = 0; !ret && i < 50 && access(GPUBUF_DEVICE_PATH, F_OK); i++)
+	for (i = 0; !ret && i < 300 && access(GPUBUF_DEVICE_PATH, F_OK); i++)
 		usleep(100000);
 	dev = ret ? ret : gb_open();
 	fd = dev < 0 ? dev : gb_alloc(dev, SZ_1M);
@@ -252,6 +285,7 @@ int main(int argc, char **argv)
 	struct stress_worker *w;
 	int dev, anchor, i, ret;
 	double start, next_note;
+	const char *missing;
 
 	parse_args(argc, argv, &cfg);
 	ksft_print_header();
@@ -298,7 +332,9 @@ int main(int argc, char **argv)
 		ksft_exit_fail_msg("pthread_create failed\n");
 
 	next_note = start + 30;
-	while (now_s() < start + cfg.seconds) {
+	while (now_s() < start + cfg.seconds ||
+	       (!quota_met(&cfg, w, &rmmod, &pressure, &missing) &&
+		now_s() < start + cfg.seconds + QUOTA_WAIT_S)) {
 		usleep(200000);
 		if (now_s() >= next_note) {
 			ksft_print_msg("%.0f s: %llu live buffers, %llu MiB\n",
@@ -307,6 +343,9 @@ int main(int argc, char **argv)
 			next_note += 30;
 		}
 	}
+	if (!quota_met(&cfg, w, &rmmod, &pressure, &missing))
+		ksft_print_msg("after %.0f s still no %s: stopping anyway\n",
+			       now_s() - start, missing);
 	__atomic_store_n(&stop_flag, 1, __ATOMIC_RELAXED);
 	for (i = 0; i < cfg.threads; i++) {
 		pthread_join(w[i].thread, NULL);
