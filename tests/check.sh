@@ -58,6 +58,8 @@ step "dkms.conf PACKAGE_VERSION equals VERSION" \
 
 log "kmod lint (W=1, sparse, checkpatch --strict)"
 tests/lint-kmod.sh "$kdir" >"$results/10-kmod-lint.tap" 2>&1
+# No test asserts a time or a speed (docs/testing.md).
+tests/lint-timing.sh >"$results/11-timing-lint.tap" 2>&1
 
 log "build"
 step "gpubuf.ko builds" make -s module KDIR="$kdir" || finish
