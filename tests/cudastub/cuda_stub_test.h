@@ -23,7 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cuda_driver.h"	/* GPUBUF_CU_ENTRIES, cuda.h */
+#include "cuda/cuda_driver.h"	/* GPUBUF_CU_ENTRIES, cuda.h */
 #include "tap.h"
 
 extern char **environ;

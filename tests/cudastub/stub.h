@@ -32,7 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cuda_driver.h"	/* GPUBUF_CU_ENTRIES, cuda.h, cudaTypedefs.h */
+#include "cuda/cuda_driver.h"	/* GPUBUF_CU_ENTRIES, cuda.h, cudaTypedefs.h */
 
 #define STUB_EXPORT __attribute__((visibility("default")))
 

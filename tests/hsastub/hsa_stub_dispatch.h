@@ -8,7 +8,7 @@
 #ifndef GPUBUF_HSA_STUB_DISPATCH_H
 #define GPUBUF_HSA_STUB_DISPATCH_H
 
-#include "hsa_runtime.h"
+#include "hsa/hsa_runtime.h"
 #include "hsa_stub_test.h"
 
 static struct {

@@ -44,7 +44,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hsa_runtime.h"	/* GPUBUF_HSA_ENTRIES, hsa.h, hsa_ext_amd.h */
+#include "hsa/hsa_runtime.h"	/* GPUBUF_HSA_ENTRIES, hsa.h, hsa_ext_amd.h */
 
 #define STUB_EXPORT __attribute__((visibility("default")))
 

@@ -29,7 +29,7 @@ int main(void)
 
 #include "msgpack.h"
 #include "tap.h"
-#include "../../libgpubuf/hsa_code.h"
+#include "../../libgpubuf/hsa/hsa_code.h"
 
 #define T_STR2(x)		#x
 #define T_STR(x)		T_STR2(x)

@@ -8,7 +8,7 @@
 #ifndef GPUBUF_BENCH_CUDA_H
 #define GPUBUF_BENCH_CUDA_H
 
-#include "../../libgpubuf/cuda_driver.h"
+#include "../../libgpubuf/cuda/cuda_driver.h"
 #include "bench.h"
 
 /* What one timed operation does; every one is queued on the mode's stream. */

@@ -8,7 +8,7 @@
 #ifndef GPUBUF_BENCH_HSA_H
 #define GPUBUF_BENCH_HSA_H
 
-#include "../../libgpubuf/hsa_runtime.h"
+#include "../../libgpubuf/hsa/hsa_runtime.h"
 #include "bench.h"
 
 struct hsa_bench {

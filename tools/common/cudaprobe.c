@@ -12,7 +12,7 @@
 #include <gpubuf.h>
 
 #ifdef GPUBUF_HAVE_CUDA
-#include "../../libgpubuf/cuda_driver.h"
+#include "../../libgpubuf/cuda/cuda_driver.h"
 #endif
 #include "gpuprobe.h"
 

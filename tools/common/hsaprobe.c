@@ -13,7 +13,7 @@
 #include <gpubuf.h>
 
 #ifdef GPUBUF_HAVE_HSA
-#include "../../libgpubuf/hsa_runtime.h"
+#include "../../libgpubuf/hsa/hsa_runtime.h"
 #endif
 #include "gpuprobe.h"
 

@@ -11,8 +11,8 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "hsa_code.h"
-#include "hsa_runtime.h"
+#include "hsa/hsa_code.h"
+#include "hsa/hsa_runtime.h"
 
 /* Every kernarg segment fits (112 bytes at most), 16-byte aligned. */
 #define GPUBUF_HSAK_KERNARG_SLOT	128

@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hsa_kernels.h"
-#include "internal.h"
+#include "hsa/hsa_kernels.h"
+#include "core/internal.h"
 
 #if defined(GPUBUF_HAVE_HSA) && defined(GPUBUF_HAVE_HSA_KERNELS)
 

@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 static bool gpubuf_index_ok(enum gpubuf_dtype t)
 {

@@ -22,9 +22,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cuda_driver.h"
-#include "internal.h"
-#include "kernel_args.h"
+#include "cuda/cuda_driver.h"
+#include "core/internal.h"
+#include "kernels/kernel_args.h"
 
 #ifdef GPUBUF_HAVE_CUDA_KERNELS
 

@@ -1,6 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Private to libgpubuf: never installed, never included by gpubuf.h.
+ * libgpubuf's core, private to the library: never installed, never
+ * included by gpubuf.h. The core owns contexts, buffers, their mappings,
+ * matrix views, pools and error reporting, and knows no consumer: each
+ * consumer (a GPU runtime or device-file interface, in its own folder
+ * beside core/) attaches what it keeps for a buffer as a hold (below), and
+ * the core releases whatever is attached when the last reference goes.
  */
 #ifndef GPUBUF_INTERNAL_H
 #define GPUBUF_INTERNAL_H
@@ -76,6 +81,50 @@ int gpubuf_map_populate(void *ptr, size_t size, bool writable);
 #define GPUBUF_BUF_READONLY	(1u << 0)	/* mapped PROT_READ only */
 #define GPUBUF_BUF_IMPORTED	(1u << 1)	/* from gpubuf_import() */
 
+struct gpubuf;
+struct gpubuf_hold;
+
+/*
+ * What a consumer keeps attached to a buffer: a registration with a GPU
+ * driver, a lock, an import into a device file. The consumer embeds a
+ * struct gpubuf_hold in its own record and finds the record again by its
+ * ops (gpubuf_hold_next(), gpubuf_container_of()). Holds are kept under
+ * buf->lock.
+ */
+struct gpubuf_hold_ops {
+	const char *name;
+	/*
+	 * Undo the hold and free its record, from the last gpubuf_unref():
+	 * the hold is already off the buffer's list and nobody else can
+	 * reach the buffer, so no lock is taken. Must not fail: what cannot
+	 * be undone (the runtime gone, a fork() child's inherited record) is
+	 * forgotten.
+	 */
+	void (*release)(struct gpubuf *buf, struct gpubuf_hold *hold);
+};
+
+struct gpubuf_hold {
+	const struct gpubuf_hold_ops *ops;
+	struct gpubuf_hold *next;
+};
+
+#define gpubuf_container_of(ptr, type, member)				\
+	((type *)(void *)((char *)(ptr) - offsetof(type, member)))
+
+/* core/hold.c; the caller holds buf->lock. */
+void gpubuf_hold_add(struct gpubuf *buf, struct gpubuf_hold *hold,
+		     const struct gpubuf_hold_ops *ops);
+/* Unlink @hold if it is attached; the record stays the caller's. */
+void gpubuf_hold_del(struct gpubuf *buf, struct gpubuf_hold *hold);
+/* The next hold with @ops after @prev (NULL: the first), or NULL. */
+struct gpubuf_hold *gpubuf_hold_next(const struct gpubuf *buf,
+				     const struct gpubuf_hold *prev,
+				     const struct gpubuf_hold_ops *ops);
+/* Whether anything is attached; unlocked at one reference (pool.c). */
+bool gpubuf_held(const struct gpubuf *buf);
+/* Release every hold, newest first (last gpubuf_unref()). */
+void gpubuf_hold_release_all(struct gpubuf *buf);
+
 struct gpubuf {
 	atomic_uint refs;
 	enum gpubuf_backend backend;
@@ -85,10 +134,8 @@ struct gpubuf {
 	size_t size;			/* mapped bytes, page multiple */
 	uint64_t pool_id;		/* gpubuf_pool.id that made it, or 0 */
 	struct gpubuf *next;		/* pool free list link, pool lock */
-	pthread_mutex_t lock;		/* GPU registrations below */
-	struct gpubuf_cuda_reg *cuda;	/* NULL until gpubuf_cuda_register() */
-	struct gpubuf_drm_rec *drm;	/* DRM imports, drm_lib.h */
-	struct gpubuf_hsa_lock *hsa;	/* NULL until gpubuf_hsa_lock() */
+	pthread_mutex_t lock;		/* the holds */
+	struct gpubuf_hold *holds;	/* newest first */
 };
 
 /* Round x up to a power-of-two a; false on overflow. */

@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 GPUBUF_EXPORT const char *gpubuf_strerror(int err)
 {

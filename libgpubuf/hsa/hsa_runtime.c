@@ -18,8 +18,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "hsa_runtime.h"
-#include "internal.h"
+#include "hsa/hsa_runtime.h"
+#include "core/internal.h"
 
 #define GPUBUF_HSA_SONAME "libhsa-runtime64.so.1"
 

@@ -13,7 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 #ifndef MADV_POPULATE_READ
 #define MADV_POPULATE_READ	22	/* Linux 5.14 */

@@ -18,17 +18,36 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "hsa_runtime.h"
-#include "internal.h"
+#include "hsa/hsa_runtime.h"
+#include "core/internal.h"
 
 #ifdef GPUBUF_HAVE_HSA
 
+/* The buffer's one lock with the runtime, a hold on the buffer. */
 struct gpubuf_hsa_lock {
+	struct gpubuf_hold hold;
 	unsigned int count;
 	void *agent_ptr;
 	int n_gpus;
 	unsigned char on[];	/* per GPU agent index: in the locked set */
 };
+
+static void gpubuf_hsa_hold_release(struct gpubuf *buf,
+				    struct gpubuf_hold *hold);
+
+static const struct gpubuf_hold_ops gpubuf_hsa_hold_ops = {
+	.name = "hsa",
+	.release = gpubuf_hsa_hold_release,
+};
+
+/* The buffer's lock, or NULL; caller holds buf->lock. */
+static struct gpubuf_hsa_lock *gpubuf_hsa_lk(const struct gpubuf *buf)
+{
+	struct gpubuf_hold *h = gpubuf_hold_next(buf, NULL,
+						 &gpubuf_hsa_hold_ops);
+
+	return h ? gpubuf_container_of(h, struct gpubuf_hsa_lock, hold) : NULL;
+}
 
 /*
  * The requested set as flags per GPU agent index (every agent for
@@ -89,7 +108,7 @@ static int gpubuf_hsa_lock_locked(const struct gpubuf_hsa *hsa,
 				  struct gpubuf *buf,
 				  const unsigned char *want, void **agent_ptr)
 {
-	struct gpubuf_hsa_lock *lk = buf->hsa;
+	struct gpubuf_hsa_lock *lk = gpubuf_hsa_lk(buf);
 	int err;
 
 	if (lk) {
@@ -123,7 +142,7 @@ static int gpubuf_hsa_lock_locked(const struct gpubuf_hsa *hsa,
 	lk->n_gpus = hsa->n_gpus;
 	for (int i = 0; i < hsa->n_gpus; i++)
 		lk->on[i] = want[i];
-	buf->hsa = lk;
+	gpubuf_hold_add(buf, &lk->hold, &gpubuf_hsa_hold_ops);
 	*agent_ptr = lk->agent_ptr;
 	return 0;
 }
@@ -167,7 +186,8 @@ GPUBUF_EXPORT int gpubuf_hsa_lock(struct gpubuf *buf, const uint64_t *agents,
  * unref) forgets it anyway, as nothing could retry.
  */
 static int gpubuf_hsa_unlock_all(const struct gpubuf_hsa *hsa,
-				 struct gpubuf *buf, bool force)
+				 struct gpubuf *buf, struct gpubuf_hsa_lock *lk,
+				 bool force)
 {
 	hsa_status_t s = hsa->hsa_amd_memory_unlock(buf->ptr);
 	int err = 0;
@@ -176,8 +196,8 @@ static int gpubuf_hsa_unlock_all(const struct gpubuf_hsa *hsa,
 		err = gpubuf_hsa_fail(hsa, s, "hsa_amd_memory_unlock");
 	if (err && !force)
 		return err;
-	free(buf->hsa);
-	buf->hsa = NULL;
+	gpubuf_hold_del(buf, &lk->hold);
+	free(lk);
 	return err;
 }
 
@@ -185,22 +205,24 @@ GPUBUF_EXPORT int gpubuf_hsa_unlock(struct gpubuf *buf)
 {
 	GPUBUF_KEEP_ERRNO;
 	const struct gpubuf_hsa *hsa = NULL;
+	struct gpubuf_hsa_lock *lk;
 	int err;
 
 	gpubuf_error_clear();
 	if (!buf)
 		return -EINVAL;
 	pthread_mutex_lock(&buf->lock);
+	lk = gpubuf_hsa_lk(buf);
 	/* Not locked is -ENXIO, whether or not a runtime is there. */
-	if (!buf->hsa) {
+	if (!lk) {
 		gpubuf_error_set("buffer is not locked with HSA");
 		err = -ENXIO;
 	} else {
 		err = gpubuf_hsa_get(&hsa);
-		if (!err && buf->hsa->count > 1)
-			buf->hsa->count--;
+		if (!err && lk->count > 1)
+			lk->count--;
 		else if (!err)
-			err = gpubuf_hsa_unlock_all(hsa, buf, false);
+			err = gpubuf_hsa_unlock_all(hsa, buf, lk, false);
 	}
 	pthread_mutex_unlock(&buf->lock);
 	return err;
@@ -212,7 +234,7 @@ int gpubuf_hsa_hold(struct gpubuf *buf, int gpu, uint64_t *agent_ptr)
 	int err = -ENXIO;
 
 	pthread_mutex_lock(&buf->lock);
-	lk = buf->hsa;
+	lk = gpubuf_hsa_lk(buf);
 	if (lk && gpu >= 0 && gpu < lk->n_gpus && lk->on[gpu] &&
 	    lk->count < UINT_MAX) {
 		lk->count++;
@@ -226,22 +248,22 @@ int gpubuf_hsa_hold(struct gpubuf *buf, int gpu, uint64_t *agent_ptr)
 	return err;
 }
 
-void gpubuf_hsa_release(struct gpubuf *buf)
+static void gpubuf_hsa_hold_release(struct gpubuf *buf,
+				    struct gpubuf_hold *hold)
 {
+	struct gpubuf_hsa_lock *lk =
+		gpubuf_container_of(hold, struct gpubuf_hsa_lock, hold);
 	const struct gpubuf_hsa *hsa;
 
-	if (!buf->hsa)
-		return;
 	/*
 	 * A lock exists only if the runtime loaded. In a child after fork()
 	 * it is the parent's: forget it without calling the runtime.
 	 */
 	if (gpubuf_hsa_get(&hsa)) {
-		free(buf->hsa);
-		buf->hsa = NULL;
+		free(lk);
 		return;
 	}
-	gpubuf_hsa_unlock_all(hsa, buf, true);
+	gpubuf_hsa_unlock_all(hsa, buf, lk, true);
 }
 
 GPUBUF_EXPORT int gpubuf_hsa_matrix_view(const struct gpubuf_matrix *m,
@@ -261,7 +283,7 @@ GPUBUF_EXPORT int gpubuf_hsa_matrix_view(const struct gpubuf_matrix *m,
 		return err;
 	/* The view takes no lock count: like a matrix view, it borrows. */
 	pthread_mutex_lock(&m->buf->lock);
-	lk = m->buf->hsa;
+	lk = gpubuf_hsa_lk(m->buf);
 	if (lk && agent >= 0 && agent < lk->n_gpus && lk->on[agent])
 		base = (uint64_t)(uintptr_t)lk->agent_ptr;
 	pthread_mutex_unlock(&m->buf->lock);
@@ -321,10 +343,6 @@ int gpubuf_hsa_hold(struct gpubuf *buf, int gpu, uint64_t *agent_ptr)
 	return -ENXIO;
 }
 
-void gpubuf_hsa_release(struct gpubuf *buf)
-{
-	(void)buf;
-}
 
 /* Nothing can have been locked: after the argument checks, -ENXIO. */
 GPUBUF_EXPORT int gpubuf_hsa_matrix_view(const struct gpubuf_matrix *m,

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 #define GPUBUF_POOL_DEFAULT_BYTES	(64u << 20)
 #define GPUBUF_POOL_CLASSES		(sizeof(size_t) * 8)
@@ -221,7 +221,7 @@ GPUBUF_EXPORT int gpubuf_pool_get(struct gpubuf_pool *p, size_t size,
 
 /*
  * Takes over the caller's reference. Only a buffer nobody else references
- * is cached: a DLPack consumer or a second holder may still be using it.
+ * is cached: a tensor's consumer or a second holder may still be using it.
  * Only this pool's own buffers are accepted at all: one from another pool,
  * context or gpubuf_alloc() has other allocation options, maybe another
  * backend, and a later gpubuf_pool_get() would hand it out as ours.
@@ -239,14 +239,13 @@ GPUBUF_EXPORT int gpubuf_pool_put_v0_2(struct gpubuf_pool *p,
 	if (buf->pool_id != p->id)
 		return -EXDEV;		/* still the caller's */
 	/*
-	 * A buffer still registered with a GPU runtime is not cached: the
-	 * next owner would inherit its counts and flags. At one reference
-	 * nobody else can be registering it, so the fields are read unlocked.
+	 * A buffer a consumer still holds (a registration, a lock, a device
+	 * file's handle) is not cached: the next owner would inherit its
+	 * counts and flags. At one reference nobody else can be attaching
+	 * anything, so the list is read unlocked.
 	 */
-	keep = gpubuf_refcount(buf) == 1 && !buf->cuda && !buf->hsa &&
+	keep = gpubuf_refcount(buf) == 1 && !gpubuf_held(buf) &&
 	       gpubuf_pool_class(p, buf->size) == buf->size;
-	/* Nor one holding DRM handles or amdgpu mappings (their records). */
-	keep = keep && !buf->drm;
 	pthread_mutex_lock(&p->lock);
 	p->st.puts++;
 	if (keep && p->max_cached - p->st.cached_bytes >= buf->size) {

@@ -13,7 +13,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 GPUBUF_EXPORT size_t gpubuf_dtype_size(enum gpubuf_dtype dtype)
 {

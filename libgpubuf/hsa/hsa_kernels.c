@@ -20,9 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hsa_kernels.h"
-#include "internal.h"
-#include "kernel_args.h"
+#include "hsa/hsa_kernels.h"
+#include "core/internal.h"
+#include "kernels/kernel_args.h"
 
 #if defined(GPUBUF_HAVE_HSA) && defined(GPUBUF_HAVE_HSA_KERNELS)
 

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Private to libgpubuf and its tools: the CUDA driver API as loaded by
- * dlopen. Types come from the toolkit's cuda.h and cudaTypedefs.h at build
- * time; nothing links against libcuda. gpubuf-bench links libgpubuf.a and
- * uses this table instead of probing the driver itself.
+ * cuda/, libgpubuf's CUDA consumer: the driver API loaded with dlopen
+ * (cuda_driver.c), buffers registered for in-place GPU access and held by
+ * their registration (cuda.c), and the GEMV/GEMM kernels built from
+ * kernels/ (cuda_kernels.c, fatbin.S). Types come from the toolkit's cuda.h
+ * and cudaTypedefs.h at build time; nothing links against libcuda.
  */
 #ifndef GPUBUF_CUDA_DRIVER_H
 #define GPUBUF_CUDA_DRIVER_H
@@ -119,9 +120,6 @@ int gpubuf_cu_stream_write(const struct gpubuf_cu *cu, int device,
 #endif /* GPUBUF_HAVE_CUDA */
 
 struct gpubuf;
-
-/* Drop every CUDA registration of a buffer; from its last gpubuf_unref(). */
-void gpubuf_cuda_release(struct gpubuf *buf);
 
 /*
  * One more registration count on a buffer already registered on device,

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Private to libgpubuf and its tools: the ROCm HSA runtime as loaded by
- * dlopen. Types come from libhsa-runtime-dev's headers at build time;
- * nothing links against libhsa-runtime64.
+ * hsa/, libgpubuf's ROCm consumer: the HSA runtime loaded with dlopen
+ * (hsa_runtime.c), buffers locked for GPU agents and held by their lock
+ * (hsa.c), and the GEMV/GEMM code objects built from kernels/, loaded and
+ * dispatched (hsa_kload.c, hsa_kernels.c, hsaco.S, hsa_code.h). Types come
+ * from libhsa-runtime-dev's headers at build time; nothing links against
+ * libhsa-runtime64.
  */
 #ifndef GPUBUF_HSA_RUNTIME_H
 #define GPUBUF_HSA_RUNTIME_H
@@ -96,9 +99,6 @@ int gpubuf_hsa_gpu_index(const struct gpubuf_hsa *hsa, uint64_t handle);
 #endif /* GPUBUF_HAVE_HSA */
 
 struct gpubuf;
-
-/* Drop a buffer's HSA lock, whatever its count; from its last gpubuf_unref(). */
-void gpubuf_hsa_release(struct gpubuf *buf);
 
 /*
  * One more lock count on a buffer already locked for GPU agent index gpu

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The device-independent half of gpubuf_cuda_gemv/gemm and
+ * kernels/: the GEMV/GEMM source both GPU consumers build
+ * (gpubuf_kernels.cu: nvcc for cuda/, hipcc for hsa/) and, here, the
+ * device-independent half of gpubuf_cuda_gemv/gemm and
  * gpubuf_hsa_gemv/gemm: operand checks and the kernels' parameter lists.
  * One validator for both, so the CUDA and the HSA entry points refuse the
  * same operands with the same errno, in every build (with or without the

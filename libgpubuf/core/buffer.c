@@ -17,10 +17,7 @@
 #include <linux/dma-buf.h>
 #include <linux/magic.h>
 
-#include "cuda_driver.h"
-#include "drm_lib.h"
-#include "hsa_runtime.h"
-#include "internal.h"
+#include "core/internal.h"
 
 #ifndef DMA_BUF_MAGIC
 #define DMA_BUF_MAGIC 0x444d4142	/* "DMAB", stable since dma-buf got its own fs */
@@ -360,11 +357,11 @@ GPUBUF_EXPORT void gpubuf_unref(struct gpubuf *buf)
 				      memory_order_release) != 1)
 		return;
 	atomic_thread_fence(memory_order_acquire);
-	/* Registrations pin the pages through this mapping: undo them first. */
-	gpubuf_cuda_release(buf);
-	/* GEM handles and GPU mappings hold the dma-buf: close them too. */
-	gpubuf_drm_release_all(buf);
-	gpubuf_hsa_release(buf);
+	/*
+	 * Registrations and locks pin the pages through this mapping, imports
+	 * hold the dma-buf: undo every hold first.
+	 */
+	gpubuf_hold_release_all(buf);
 	pthread_mutex_destroy(&buf->lock);
 	munmap(buf->ptr, buf->size);
 	if (buf->fd >= 0)

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * DLPack export of matrix views.
+ * dlpack/: DLPack export of matrix views, the one part of the library above
+ * the consumers: host tensors from the core's views, kDLCUDA and kDLROCM
+ * tensors through a hold cuda/ or hsa/ already has on the buffer.
  *
  * Two entry points with fixed result types instead of one whose type
  * depends on the dlpack.h the library happened to be built with: a caller
@@ -14,9 +16,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "cuda_driver.h"
-#include "hsa_runtime.h"
-#include "internal.h"
+#include "cuda/cuda_driver.h"
+#include "hsa/hsa_runtime.h"
+#include "core/internal.h"
 
 #if defined(__has_include)
 #if __has_include(<dlpack/dlpack.h>)

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 enum gpubuf_mode { MODE_MODULE, MODE_MEMFD, MODE_AUTO };
 

@@ -8,16 +8,17 @@
  * (which the module's struct-page mapping and memfd pages both allow) and
  * cuMemHostGetDevicePointer gives the address kernels use.
  *
- * Registrations live in their buffer, under its lock.
+ * A registration is a hold on its buffer (core/internal.h), under the
+ * buffer's lock, undone with the buffer's last reference.
  */
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "cuda_driver.h"
-#include "internal.h"
-#include "kernel_args.h"
+#include "cuda/cuda_driver.h"
+#include "core/internal.h"
+#include "kernels/kernel_args.h"
 
 #ifdef GPUBUF_HAVE_CUDA
 
@@ -28,7 +29,9 @@
  * context; reg_device holds one more for the registration itself, because
  * destroying the registering context would drop the page lock.
  */
+/* The buffer's one registration with the driver, a hold on the buffer. */
 struct gpubuf_cuda_reg {
+	struct gpubuf_hold hold;
 	int reg_device;
 	unsigned int cu_flags;		/* CU_MEMHOSTREGISTER_* used */
 	unsigned int total;		/* sum of the counts below */
@@ -38,6 +41,23 @@ struct gpubuf_cuda_reg {
 		CUdeviceptr devptr;	/* of the buffer's first byte */
 	} dev[];
 };
+
+static void gpubuf_cuda_hold_release(struct gpubuf *buf,
+				     struct gpubuf_hold *hold);
+
+static const struct gpubuf_hold_ops gpubuf_cuda_hold_ops = {
+	.name = "cuda",
+	.release = gpubuf_cuda_hold_release,
+};
+
+/* The buffer's registration, or NULL; caller holds buf->lock. */
+static struct gpubuf_cuda_reg *gpubuf_cuda_reg(const struct gpubuf *buf)
+{
+	struct gpubuf_hold *h = gpubuf_hold_next(buf, NULL,
+						 &gpubuf_cuda_hold_ops);
+
+	return h ? gpubuf_container_of(h, struct gpubuf_cuda_reg, hold) : NULL;
+}
 
 static int gpubuf_cu_attr(const struct gpubuf_cu *cu, int device,
 			  CUdevice_attribute attr, int *value)
@@ -144,9 +164,9 @@ out_leave:
  * register) drops the bookkeeping anyway: nothing could retry.
  */
 static int gpubuf_cu_unregister_all(const struct gpubuf_cu *cu,
-				    struct gpubuf *buf, bool force)
+				    struct gpubuf *buf,
+				    struct gpubuf_cuda_reg *reg, bool force)
 {
-	struct gpubuf_cuda_reg *reg = buf->cuda;
 	CUcontext ctx;
 	CUresult r;
 	int err;
@@ -165,8 +185,8 @@ static int gpubuf_cu_unregister_all(const struct gpubuf_cu *cu,
 		if (reg->dev[d].count)
 			gpubuf_cu_unretain(cu, d);
 	gpubuf_cu_unretain(cu, reg->reg_device);
+	gpubuf_hold_del(buf, &reg->hold);
 	free(reg);
-	buf->cuda = NULL;
 	return err;
 }
 
@@ -174,7 +194,7 @@ static int gpubuf_cu_register_locked(const struct gpubuf_cu *cu,
 				     struct gpubuf *buf, int device,
 				     int read_only, uint64_t *devptr)
 {
-	struct gpubuf_cuda_reg *reg = buf->cuda;
+	struct gpubuf_cuda_reg *reg = gpubuf_cuda_reg(buf);
 	bool fresh = !reg;
 	CUcontext ctx;
 	int err;
@@ -210,7 +230,7 @@ static int gpubuf_cu_register_locked(const struct gpubuf_cu *cu,
 			free(reg);
 			return err;
 		}
-		buf->cuda = reg;
+		gpubuf_hold_add(buf, &reg->hold, &gpubuf_cuda_hold_ops);
 	}
 	/* Another device joins: it must be able to map it, read-only too. */
 	if (!fresh) {
@@ -238,7 +258,7 @@ static int gpubuf_cu_register_locked(const struct gpubuf_cu *cu,
 
 err_undo:
 	if (fresh)
-		gpubuf_cu_unregister_all(cu, buf, true);
+		gpubuf_cu_unregister_all(cu, buf, reg, true);
 	return err;
 }
 
@@ -267,7 +287,7 @@ GPUBUF_EXPORT int gpubuf_cuda_register(struct gpubuf *buf, int device,
 static int gpubuf_cu_unregister_locked(const struct gpubuf_cu *cu,
 				       struct gpubuf *buf, int device)
 {
-	struct gpubuf_cuda_reg *reg = buf->cuda;
+	struct gpubuf_cuda_reg *reg = gpubuf_cuda_reg(buf);
 
 	if (!reg || device < 0 || device >= reg->ndev ||
 	    !reg->dev[device].count) {
@@ -277,7 +297,7 @@ static int gpubuf_cu_unregister_locked(const struct gpubuf_cu *cu,
 	}
 	/* The last count of all: undo the registration first, or nothing. */
 	if (reg->total == 1)
-		return gpubuf_cu_unregister_all(cu, buf, false);
+		return gpubuf_cu_unregister_all(cu, buf, reg, false);
 	reg->total--;
 	if (--reg->dev[device].count == 0)
 		gpubuf_cu_unretain(cu, device);
@@ -295,7 +315,7 @@ GPUBUF_EXPORT int gpubuf_cuda_unregister(struct gpubuf *buf, int device)
 		return -EINVAL;
 	/* Not registered is -ENXIO, whether or not a driver is there. */
 	pthread_mutex_lock(&buf->lock);
-	err = buf->cuda ? gpubuf_cu_get(&cu) : 0;
+	err = gpubuf_cuda_reg(buf) ? gpubuf_cu_get(&cu) : 0;
 	if (!err)
 		err = gpubuf_cu_unregister_locked(cu, buf, device);
 	pthread_mutex_unlock(&buf->lock);
@@ -309,7 +329,7 @@ int gpubuf_cuda_hold(struct gpubuf *buf, int device, uint64_t *devptr,
 	int err = -ENXIO;
 
 	pthread_mutex_lock(&buf->lock);
-	reg = buf->cuda;
+	reg = gpubuf_cuda_reg(buf);
 	if (reg && device >= 0 && device < reg->ndev &&
 	    reg->dev[device].count && reg->dev[device].count < UINT_MAX &&
 	    reg->total < UINT_MAX) {
@@ -326,23 +346,22 @@ int gpubuf_cuda_hold(struct gpubuf *buf, int device, uint64_t *devptr,
 	return err;
 }
 
-void gpubuf_cuda_release(struct gpubuf *buf)
+static void gpubuf_cuda_hold_release(struct gpubuf *buf,
+				     struct gpubuf_hold *hold)
 {
+	struct gpubuf_cuda_reg *reg =
+		gpubuf_container_of(hold, struct gpubuf_cuda_reg, hold);
 	const struct gpubuf_cu *cu;
-	struct gpubuf_cuda_reg *reg = buf->cuda;
 
-	if (!reg)
-		return;
 	/*
 	 * A registration exists only if the driver loaded. In a child after
 	 * fork() it is the parent's: forget it without calling the driver.
 	 */
 	if (gpubuf_cu_get(&cu)) {
 		free(reg);
-		buf->cuda = NULL;
 		return;
 	}
-	gpubuf_cu_unregister_all(cu, buf, true);
+	gpubuf_cu_unregister_all(cu, buf, reg, true);
 }
 
 GPUBUF_EXPORT int gpubuf_cuda_matrix_view(const struct gpubuf_matrix *m,
@@ -361,7 +380,7 @@ GPUBUF_EXPORT int gpubuf_cuda_matrix_view(const struct gpubuf_matrix *m,
 	if (err)
 		return err;
 	pthread_mutex_lock(&m->buf->lock);
-	reg = m->buf->cuda;
+	reg = gpubuf_cuda_reg(m->buf);
 	if (reg && device >= 0 && device < reg->ndev && reg->dev[device].count) {
 		base = reg->dev[device].devptr;
 		if (reg->cu_flags & CU_MEMHOSTREGISTER_READ_ONLY)
@@ -427,10 +446,6 @@ int gpubuf_cuda_hold(struct gpubuf *buf, int device, uint64_t *devptr,
 	return -ENXIO;
 }
 
-void gpubuf_cuda_release(struct gpubuf *buf)
-{
-	(void)buf;
-}
 
 GPUBUF_EXPORT int gpubuf_cuda_matrix_view(const struct gpubuf_matrix *m,
 					  int device,

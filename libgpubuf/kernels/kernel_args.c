@@ -8,8 +8,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "internal.h"
-#include "kernel_args.h"
+#include "core/internal.h"
+#include "kernels/kernel_args.h"
 
 __attribute__((format(printf, 2, 3)))
 static int gpubuf_kargs_bad(int err, const char *fmt, ...)

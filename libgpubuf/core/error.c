@@ -7,7 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 static __thread char gpubuf_error_text[256];
 

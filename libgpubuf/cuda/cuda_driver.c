@@ -15,8 +15,8 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "cuda_driver.h"
-#include "internal.h"
+#include "cuda/cuda_driver.h"
+#include "core/internal.h"
 
 /* Ask for legacy default-stream semantics: a NULL stream is stream 0. */
 #define GPUBUF_CU_PROC_FLAGS	CU_GET_PROC_ADDRESS_LEGACY_STREAM

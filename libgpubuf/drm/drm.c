@@ -22,8 +22,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "drm_lib.h"
-#include "internal.h"
+#include "drm/drm_lib.h"
+#include "core/internal.h"
 
 /* The character-device major of every DRM node, fixed in Linux. */
 #define GPUBUF_DRM_MAJOR	226
@@ -168,20 +168,24 @@ static bool gpubuf_drm_same_file(int drm_fd, const struct gpubuf_drm_rec *rec)
 }
 
 struct gpubuf_drm_rec *gpubuf_drm_find(struct gpubuf *buf,
-				       enum gpubuf_drm_kind kind, int drm_fd,
-				       const struct stat *st)
+				       const struct gpubuf_hold_ops *ops,
+				       int drm_fd, const struct stat *st)
 {
+	struct gpubuf_hold *h = NULL;
 	pid_t pid = getpid();
 
-	for (struct gpubuf_drm_rec *r = buf->drm; r; r = r->next)
-		if (r->kind == kind && r->pid == pid &&
-		    r->rdev == st->st_rdev && gpubuf_drm_same_file(drm_fd, r))
+	while ((h = gpubuf_hold_next(buf, h, ops))) {
+		struct gpubuf_drm_rec *r =
+			gpubuf_container_of(h, struct gpubuf_drm_rec, hold);
+
+		if (r->pid == pid && r->rdev == st->st_rdev &&
+		    gpubuf_drm_same_file(drm_fd, r))
 			return r;
+	}
 	return NULL;
 }
 
-struct gpubuf_drm_rec *gpubuf_drm_rec_new(enum gpubuf_drm_kind kind,
-					  int drm_fd, const struct stat *st,
+struct gpubuf_drm_rec *gpubuf_drm_rec_new(int drm_fd, const struct stat *st,
 					  int *err)
 {
 	struct gpubuf_drm_rec *rec = calloc(1, sizeof(*rec));
@@ -197,29 +201,37 @@ struct gpubuf_drm_rec *gpubuf_drm_rec_new(enum gpubuf_drm_kind kind,
 		free(rec);
 		return NULL;
 	}
-	rec->kind = kind;
 	rec->user_fd = drm_fd;
 	rec->rdev = st->st_rdev;
 	rec->pid = getpid();
 	return rec;
 }
 
-void gpubuf_drm_link(struct gpubuf *buf, struct gpubuf_drm_rec *rec)
-{
-	rec->next = buf->drm;
-	buf->drm = rec;
-}
-
 void gpubuf_drm_rec_free(struct gpubuf *buf, struct gpubuf_drm_rec *rec)
 {
-	for (struct gpubuf_drm_rec **pp = &buf->drm; *pp; pp = &(*pp)->next)
-		if (*pp == rec) {
-			*pp = rec->next;
-			break;
-		}
+	gpubuf_hold_del(buf, &rec->hold);
 	close(rec->fd);
 	free(rec);
 }
+
+/* A GEM handle still open at the last unref is closed with it. */
+static void gpubuf_drm_gem_hold_release(struct gpubuf *buf,
+					struct gpubuf_hold *hold)
+{
+	struct gpubuf_drm_rec *rec =
+		gpubuf_container_of(hold, struct gpubuf_drm_rec, hold);
+	const struct gpubuf_drm_api *api;
+
+	/* A fork() child shares the parent's DRM files: hands off. */
+	if (rec->pid == getpid() && !gpubuf_drm_api_get(&api))
+		gpubuf_drm_gem_close(api, rec->fd, rec->handle);
+	gpubuf_drm_rec_free(buf, rec);
+}
+
+static const struct gpubuf_hold_ops gpubuf_drm_gem_hold_ops = {
+	.name = "drm-gem",
+	.release = gpubuf_drm_gem_hold_release,
+};
 
 GPUBUF_EXPORT int gpubuf_drm_import(struct gpubuf *buf, int drm_fd,
 				    uint32_t *gem_handle)
@@ -240,7 +252,7 @@ GPUBUF_EXPORT int gpubuf_drm_import(struct gpubuf *buf, int drm_fd,
 	if (err)
 		return err;
 	pthread_mutex_lock(&buf->lock);
-	rec = gpubuf_drm_find(buf, GPUBUF_DRM_GEM, drm_fd, &st);
+	rec = gpubuf_drm_find(buf, &gpubuf_drm_gem_hold_ops, drm_fd, &st);
 	if (rec) {
 		if (rec->count == UINT_MAX) {
 			gpubuf_error_set("too many DRM imports of one buffer");
@@ -252,7 +264,7 @@ GPUBUF_EXPORT int gpubuf_drm_import(struct gpubuf *buf, int drm_fd,
 		goto out;
 	}
 	/* Everything that can fail before the import, so none can after. */
-	rec = gpubuf_drm_rec_new(GPUBUF_DRM_GEM, drm_fd, &st, &err);
+	rec = gpubuf_drm_rec_new(drm_fd, &st, &err);
 	if (!rec)
 		goto out;
 	errno = 0;
@@ -266,7 +278,7 @@ GPUBUF_EXPORT int gpubuf_drm_import(struct gpubuf *buf, int drm_fd,
 	}
 	rec->handle = handle;
 	rec->count = 1;
-	gpubuf_drm_link(buf, rec);
+	gpubuf_hold_add(buf, &rec->hold, &gpubuf_drm_gem_hold_ops);
 	*gem_handle = handle;
 out:
 	pthread_mutex_unlock(&buf->lock);
@@ -288,7 +300,7 @@ GPUBUF_EXPORT int gpubuf_drm_release(struct gpubuf *buf, int drm_fd)
 	if (err)
 		return err;
 	pthread_mutex_lock(&buf->lock);
-	rec = gpubuf_drm_find(buf, GPUBUF_DRM_GEM, drm_fd, &st);
+	rec = gpubuf_drm_find(buf, &gpubuf_drm_gem_hold_ops, drm_fd, &st);
 	if (!rec) {
 		gpubuf_error_set("buffer is not imported into the DRM file of fd %d",
 				 drm_fd);
@@ -303,24 +315,6 @@ GPUBUF_EXPORT int gpubuf_drm_release(struct gpubuf *buf, int drm_fd)
 	}
 	pthread_mutex_unlock(&buf->lock);
 	return err;
-}
-
-void gpubuf_drm_release_all(struct gpubuf *buf)
-{
-	const struct gpubuf_drm_api *api;
-	struct gpubuf_drm_rec *rec;
-	pid_t pid = getpid();
-
-	if (!buf->drm || gpubuf_drm_api_get(&api))
-		return;
-	while ((rec = buf->drm)) {
-		/* A fork() child shares the parent's DRM files: hands off. */
-		if (rec->pid == pid && rec->kind == GPUBUF_DRM_GEM)
-			gpubuf_drm_gem_close(api, rec->fd, rec->handle);
-		else if (rec->pid == pid)
-			gpubuf_amdgpu_undo(rec, 1);
-		gpubuf_drm_rec_free(buf, rec);
-	}
 }
 
 #else /* !GPUBUF_HAVE_DRM */
@@ -357,11 +351,6 @@ GPUBUF_EXPORT int gpubuf_amdgpu_map(struct gpubuf *buf, int drm_fd,
 GPUBUF_EXPORT int gpubuf_amdgpu_unmap(struct gpubuf *buf, int drm_fd)
 {
 	return gpubuf_drm_release(buf, drm_fd);
-}
-
-void gpubuf_drm_release_all(struct gpubuf *buf)
-{
-	(void)buf;
 }
 
 #endif /* GPUBUF_HAVE_DRM */

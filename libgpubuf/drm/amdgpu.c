@@ -15,9 +15,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
-#include "drm_lib.h"
-#include "internal.h"
+#include "drm/drm_lib.h"
+#include "core/internal.h"
 
 #if defined(GPUBUF_HAVE_DRM) && defined(GPUBUF_HAVE_AMDGPU)
 
@@ -111,7 +112,8 @@ static int gpubuf_amdgpu_check_driver(const struct gpubuf_drm_api *api,
 	return err;
 }
 
-int gpubuf_amdgpu_undo(struct gpubuf_drm_rec *rec, int force)
+/* Undo one record's mapping (force: ignore failures). */
+static int gpubuf_amdgpu_undo(struct gpubuf_drm_rec *rec, int force)
 {
 	int r = 0;
 
@@ -181,6 +183,24 @@ err_undo:
 	return r;
 }
 
+/* A mapping still there at the last unref is undone with it. */
+static void gpubuf_amdgpu_hold_release(struct gpubuf *buf,
+				       struct gpubuf_hold *hold)
+{
+	struct gpubuf_drm_rec *rec =
+		gpubuf_container_of(hold, struct gpubuf_drm_rec, hold);
+
+	/* A fork() child shares the parent's DRM files: hands off. */
+	if (rec->pid == getpid())
+		gpubuf_amdgpu_undo(rec, 1);
+	gpubuf_drm_rec_free(buf, rec);
+}
+
+static const struct gpubuf_hold_ops gpubuf_amdgpu_hold_ops = {
+	.name = "amdgpu",
+	.release = gpubuf_amdgpu_hold_release,
+};
+
 GPUBUF_EXPORT int gpubuf_amdgpu_map(struct gpubuf *buf, int drm_fd,
 				    uint64_t *gpu_va)
 {
@@ -203,7 +223,7 @@ GPUBUF_EXPORT int gpubuf_amdgpu_map(struct gpubuf *buf, int drm_fd,
 	if (err)
 		return err;
 	pthread_mutex_lock(&buf->lock);
-	rec = gpubuf_drm_find(buf, GPUBUF_DRM_AMDGPU, drm_fd, &st);
+	rec = gpubuf_drm_find(buf, &gpubuf_amdgpu_hold_ops, drm_fd, &st);
 	if (rec) {
 		if (rec->count == UINT_MAX) {
 			gpubuf_error_set("too many amdgpu mappings of one buffer");
@@ -214,7 +234,7 @@ GPUBUF_EXPORT int gpubuf_amdgpu_map(struct gpubuf *buf, int drm_fd,
 		}
 		goto out;
 	}
-	rec = gpubuf_drm_rec_new(GPUBUF_DRM_AMDGPU, drm_fd, &st, &err);
+	rec = gpubuf_drm_rec_new(drm_fd, &st, &err);
 	if (!rec)
 		goto out;
 	err = gpubuf_amdgpu_do(buf, rec);
@@ -223,7 +243,7 @@ GPUBUF_EXPORT int gpubuf_amdgpu_map(struct gpubuf *buf, int drm_fd,
 		goto out;
 	}
 	rec->count = 1;
-	gpubuf_drm_link(buf, rec);
+	gpubuf_hold_add(buf, &rec->hold, &gpubuf_amdgpu_hold_ops);
 	*gpu_va = rec->va;
 out:
 	pthread_mutex_unlock(&buf->lock);
@@ -244,7 +264,7 @@ GPUBUF_EXPORT int gpubuf_amdgpu_unmap(struct gpubuf *buf, int drm_fd)
 	if (err)
 		return err;
 	pthread_mutex_lock(&buf->lock);
-	rec = gpubuf_drm_find(buf, GPUBUF_DRM_AMDGPU, drm_fd, &st);
+	rec = gpubuf_drm_find(buf, &gpubuf_amdgpu_hold_ops, drm_fd, &st);
 	if (!rec) {
 		gpubuf_error_set("buffer is not mapped on the amdgpu DRM file of fd %d",
 				 drm_fd);
@@ -280,13 +300,6 @@ GPUBUF_EXPORT int gpubuf_amdgpu_unmap(struct gpubuf *buf, int drm_fd)
 
 	gpubuf_error_clear();
 	return gpubuf_drm_refuse(buf, true, drm_fd, GPUBUF_NO_AMDGPU);
-}
-
-/* No amdgpu record can exist. */
-int gpubuf_amdgpu_undo(struct gpubuf_drm_rec *rec, int force)
-{
-	(void)rec, (void)force;
-	return 0;
 }
 
 #endif

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Private to libgpubuf: libdrm and libdrm_amdgpu as loaded by dlopen, and
- * the per-buffer records of DRM imports. Types come from libdrm-dev's
- * headers at build time; nothing links against libdrm.
+ * drm/, libgpubuf's DRM consumer: PRIME imports of a buffer into any DRM
+ * device file (drm.c) and GPU virtual-address mappings on amdgpu
+ * (amdgpu.c, built on drm.c's records). It owns libdrm and libdrm_amdgpu,
+ * loaded with dlopen, and the per-buffer records, attached to buffers as
+ * core holds. Types come from libdrm-dev's headers at build time; nothing
+ * links against libdrm.
  */
 #ifndef GPUBUF_DRM_LIB_H
 #define GPUBUF_DRM_LIB_H
@@ -12,13 +15,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-struct gpubuf;
-
-/*
- * Close every DRM handle and amdgpu mapping a buffer still holds; from its
- * last gpubuf_unref(). Records a fork() child inherited are only forgotten.
- */
-void gpubuf_drm_release_all(struct gpubuf *buf);
+#include "core/internal.h"
 
 /*
  * drm_fd must be an open DRM device file: 0 with its stat, -EBADF (negative
@@ -59,26 +56,22 @@ int gpubuf_drm_api_get(const struct gpubuf_drm_api **api);
 int gpubuf_drm_gem_close(const struct gpubuf_drm_api *api, int fd,
 			 uint32_t handle);
 
-enum gpubuf_drm_kind {
-	GPUBUF_DRM_GEM,		/* gpubuf_drm_import() */
-	GPUBUF_DRM_AMDGPU,	/* gpubuf_amdgpu_map() */
-};
-
 /*
- * One buffer in one DRM file, counted. Kept in struct gpubuf's drm list
- * under buf->lock. The dup keeps the DRM file (and so the handle) alive
- * even if the caller closes drm_fd first.
+ * One buffer in one DRM file, counted: a hold on the buffer, under
+ * buf->lock, whose ops say what it is (drm.c: a GEM handle from
+ * gpubuf_drm_import(); amdgpu.c: a GPU mapping from gpubuf_amdgpu_map()).
+ * The dup keeps the DRM file (and so the handle) alive even if the caller
+ * closes drm_fd first.
  */
 struct gpubuf_drm_rec {
-	struct gpubuf_drm_rec *next;
-	enum gpubuf_drm_kind kind;
+	struct gpubuf_hold hold;
 	int fd;			/* our F_DUPFD_CLOEXEC of the caller's fd */
 	int user_fd;		/* the caller's number, identity without kcmp */
 	dev_t rdev;
 	pid_t pid;		/* the process that made it */
 	unsigned int count;
-	uint32_t handle;	/* GEM handle (GPUBUF_DRM_GEM) */
-	/* GPUBUF_DRM_AMDGPU: libdrm_amdgpu's objects, undone in reverse. */
+	uint32_t handle;	/* GEM handle (drm.c) */
+	/* amdgpu.c: libdrm_amdgpu's objects, undone in reverse. */
 	struct amdgpu_device *amd_dev;
 	struct amdgpu_bo *amd_bo;
 	struct amdgpu_va *amd_va_range;
@@ -87,23 +80,18 @@ struct gpubuf_drm_rec {
 };
 
 /*
- * The record of kind for the DRM file behind drm_fd (st its stat) made by
+ * The record with ops for the DRM file behind drm_fd (st its stat) made by
  * this process, or NULL. Caller holds buf->lock.
  */
 struct gpubuf_drm_rec *gpubuf_drm_find(struct gpubuf *buf,
-				       enum gpubuf_drm_kind kind, int drm_fd,
-				       const struct stat *st);
+				       const struct gpubuf_hold_ops *ops,
+				       int drm_fd, const struct stat *st);
 
-/* A new record with its dup of drm_fd, count 0, not linked; NULL: errno. */
-struct gpubuf_drm_rec *gpubuf_drm_rec_new(enum gpubuf_drm_kind kind,
-					  int drm_fd, const struct stat *st,
+/* A new record with its dup of drm_fd, count 0, not attached; NULL: errno. */
+struct gpubuf_drm_rec *gpubuf_drm_rec_new(int drm_fd, const struct stat *st,
 					  int *err);
-void gpubuf_drm_link(struct gpubuf *buf, struct gpubuf_drm_rec *rec);
-/* Unlink (if linked), close the dup and free. */
+/* Detach (if attached), close the dup and free. */
 void gpubuf_drm_rec_free(struct gpubuf *buf, struct gpubuf_drm_rec *rec);
-
-/* amdgpu.c: undo one amdgpu record's mapping (force: ignore failures). */
-int gpubuf_amdgpu_undo(struct gpubuf_drm_rec *rec, int force);
 
 #endif /* GPUBUF_HAVE_DRM */
 
