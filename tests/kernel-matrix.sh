@@ -26,7 +26,7 @@ relay() {
 			emit "$([ "$status" = ok ] && echo 1 || echo 0)" "$suite: $text"
 			;;
 		"# "*": measured: "*)
-			# What a suite measured (guest-tap.awk), for the README.
+			# What a suite measured (guest-tap.awk), for docs/kernel.md.
 			echo "# $suite: ${line#\# }"
 			;;
 		esac

@@ -28,7 +28,7 @@
 
 #ifdef GPUBUF_HAVE_CUDA_KERNELS
 
-/* kernels/fatbin.S; the driver needs it 8-byte aligned, which it is. */
+/* cuda/fatbin.S; the driver needs it 8-byte aligned, which it is. */
 extern const unsigned char gpubuf_cuda_fatbin[];
 
 static const char *const gpubuf_cu_kernel_names[GPUBUF_CU_NR_KERNELS] = {

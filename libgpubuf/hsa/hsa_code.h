@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The AMD code objects embedded in libgpubuf (kernels/hsaco.S) and what a
+ * The AMD code objects embedded in libgpubuf (hsa/hsaco.S) and what a
  * dispatcher needs to run them through an HSA AQL queue. Internal.
  *
  * hipcc builds kernels/gpubuf_kernels.cu, the source nvcc builds for CUDA,
@@ -119,7 +119,7 @@ static inline void gpubuf_hsa_pack_args(enum gpubuf_hsa_kernel k,
 
 #ifdef GPUBUF_HAVE_HSA_KERNELS
 
-/* One embedded code object; the layout kernels/hsaco.S writes. */
+/* One embedded code object; the layout hsa/hsaco.S writes. */
 struct gpubuf_hsa_code {
 	const char *isa;		/* "amdgcn-amd-amdhsa--gfx90a" */
 	const unsigned char *data;	/* the ELF, 64-byte aligned */
@@ -129,7 +129,7 @@ struct gpubuf_hsa_code {
 };
 
 _Static_assert(sizeof(struct gpubuf_hsa_code) == 32,
-	       "kernels/hsaco.S writes 32-byte entries");
+	       "hsa/hsaco.S writes 32-byte entries");
 
 /* One entry per HSA_ARCHS word, in that order. */
 extern const struct gpubuf_hsa_code gpubuf_hsa_codes[];

@@ -30,7 +30,7 @@ int main(void)
 
 #include "tap.h"
 
-/* kernels/fatbin.S; hidden, but this program links the static archive. */
+/* libgpubuf/cuda/fatbin.S; hidden, but this program links the static archive. */
 extern const unsigned char gpubuf_cuda_fatbin[], gpubuf_cuda_fatbin_end[];
 
 #define T_FATBIN_MAGIC		0xba55ed50u

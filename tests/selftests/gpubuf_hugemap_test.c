@@ -7,7 +7,7 @@
  * MADV_DONTNEED, mprotect, mremap, fork) and stay pinnable. What makes it
  * cheaper to pin and to fault in is checked structurally (which entries map
  * it); how much cheaper is measured and logged as ratios within one guest
- * run, never asserted: the README quotes them.
+ * run, never asserted: docs/kernel.md quotes them.
  */
 #include <signal.h>
 #include <sys/mount.h>

@@ -16,7 +16,7 @@ function emit(ok, text) {
 	insuite = 0; next
 }
 # What a suite measured (TH_LOG "measured: ...") goes into the stream as a
-# comment, so that logs of every run keep the numbers the README quotes.
+# comment, so that logs of every run keep the numbers docs/ quotes.
 insuite && /^# .*:measured: / { line = $0; sub(/^# .*:measured: /, "", line); print "# " suite ": measured: " line; next }
 insuite && /^1\.\.[0-9]+/ { plan = substr($1, 4) + 0; next }
 insuite && /^(not )?ok [0-9]+/ {

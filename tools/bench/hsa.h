@@ -3,7 +3,7 @@
  * hsa mode internals, shared by hsa.c (setup, memories, rows, ratios) and
  * hsa_ops.c (one copy, samples, rows, interleaved ratios). Only built
  * when libhsa-runtime-dev's headers were found; the runtime is libgpubuf's
- * table (libgpubuf/hsa_runtime.h), loaded with dlopen.
+ * table (libgpubuf/hsa/hsa_runtime.h), loaded with dlopen.
  */
 #ifndef GPUBUF_BENCH_HSA_H
 #define GPUBUF_BENCH_HSA_H

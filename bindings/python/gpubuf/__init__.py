@@ -12,7 +12,7 @@ through the buffer protocol, __array_interface__ and DLPack, and, where a
 driver exists, registers with CUDA (m.cuda()) or HSA (m.hsa()). Every
 view and exported tensor keeps the underlying buffer alive. Failures of
 libgpubuf raise gpubuf.Error (an OSError) with .errno and the library's
-message. See the README's "Python" section and help(gpubuf.Matrix).
+message. See docs/python.md in the source and help(gpubuf.Matrix).
 """
 import threading
 
