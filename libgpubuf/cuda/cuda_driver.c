@@ -88,7 +88,8 @@ static const char *gpubuf_cu_name(const struct gpubuf_cu *cu, CUresult r)
 	return "unknown CUDA error";
 }
 
-int gpubuf_cu_fail(const struct gpubuf_cu *cu, CUresult r, const char *what)
+GPUBUF_EXPORT int gpubuf_cu_fail(const struct gpubuf_cu *cu, CUresult r,
+				 const char *what)
 {
 	gpubuf_error_set("%s: %s (%d)", what, gpubuf_cu_name(cu, r), (int)r);
 	return gpubuf_cu_errno(r);
@@ -181,7 +182,7 @@ static bool gpubuf_cu_forked(void)
 	return gpubuf_cu_loaded.pid && gpubuf_cu_loaded.pid != getpid();
 }
 
-int gpubuf_cu_get(const struct gpubuf_cu **cu)
+GPUBUF_EXPORT int gpubuf_cu_get(const struct gpubuf_cu **cu)
 {
 	pthread_once(&gpubuf_cu_loaded.once, gpubuf_cu_load);
 	if (gpubuf_cu_loaded.err) {
@@ -232,7 +233,8 @@ void gpubuf_cu_unretain(const struct gpubuf_cu *cu, int device)
 		cu->cuDevicePrimaryCtxRelease(dev);
 }
 
-int gpubuf_cu_enter(const struct gpubuf_cu *cu, int device, CUcontext *ctx)
+GPUBUF_EXPORT int gpubuf_cu_enter(const struct gpubuf_cu *cu, int device,
+				  CUcontext *ctx)
 {
 	CUresult r;
 	int err;
@@ -248,7 +250,7 @@ int gpubuf_cu_enter(const struct gpubuf_cu *cu, int device, CUcontext *ctx)
 	return 0;
 }
 
-void gpubuf_cu_leave(const struct gpubuf_cu *cu, int device)
+GPUBUF_EXPORT void gpubuf_cu_leave(const struct gpubuf_cu *cu, int device)
 {
 	CUcontext ctx;
 

@@ -269,16 +269,17 @@ static int gpubuf_cu_stream(const struct gpubuf_cu *cu, int device,
 	return r ? gpubuf_cu_fail(cu, r, "cuLaunchKernel") : 0;
 }
 
-int gpubuf_cu_stream_read(const struct gpubuf_cu *cu, int device,
-			  CUdeviceptr ptr, size_t bytes, CUdeviceptr sink,
-			  CUstream stream)
+GPUBUF_EXPORT int gpubuf_cu_stream_read(const struct gpubuf_cu *cu, int device,
+					CUdeviceptr ptr, size_t bytes,
+					CUdeviceptr sink, CUstream stream)
 {
 	return gpubuf_cu_stream(cu, device, GPUBUF_CU_READ, ptr, bytes, sink,
 				stream);
 }
 
-int gpubuf_cu_stream_write(const struct gpubuf_cu *cu, int device,
-			   CUdeviceptr ptr, size_t bytes, CUstream stream)
+GPUBUF_EXPORT int gpubuf_cu_stream_write(const struct gpubuf_cu *cu, int device,
+					 CUdeviceptr ptr, size_t bytes,
+					 CUstream stream)
 {
 	/* The write kernel takes two parameters; the third is ignored. */
 	return gpubuf_cu_stream(cu, device, GPUBUF_CU_WRITE, ptr, bytes, 0,
@@ -389,17 +390,18 @@ int gpubuf_cu_kernel(const struct gpubuf_cu *cu, int device,
 	return gpubuf_no_kernels();
 }
 
-int gpubuf_cu_stream_read(const struct gpubuf_cu *cu, int device,
-			  CUdeviceptr ptr, size_t bytes, CUdeviceptr sink,
-			  CUstream stream)
+GPUBUF_EXPORT int gpubuf_cu_stream_read(const struct gpubuf_cu *cu, int device,
+					CUdeviceptr ptr, size_t bytes,
+					CUdeviceptr sink, CUstream stream)
 {
 	(void)cu, (void)device, (void)ptr, (void)bytes, (void)sink,
 	(void)stream;
 	return gpubuf_no_kernels();
 }
 
-int gpubuf_cu_stream_write(const struct gpubuf_cu *cu, int device,
-			   CUdeviceptr ptr, size_t bytes, CUstream stream)
+GPUBUF_EXPORT int gpubuf_cu_stream_write(const struct gpubuf_cu *cu, int device,
+					 CUdeviceptr ptr, size_t bytes,
+					 CUstream stream)
 {
 	(void)cu, (void)device, (void)ptr, (void)bytes, (void)stream;
 	return gpubuf_no_kernels();

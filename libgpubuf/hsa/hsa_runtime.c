@@ -76,8 +76,8 @@ static const char *gpubuf_hsa_text(const struct gpubuf_hsa *hsa,
 	return "unknown HSA status";
 }
 
-int gpubuf_hsa_fail(const struct gpubuf_hsa *hsa, hsa_status_t s,
-		    const char *what)
+GPUBUF_EXPORT int gpubuf_hsa_fail(const struct gpubuf_hsa *hsa, hsa_status_t s,
+				  const char *what)
 {
 	gpubuf_error_set("%s (0x%x): %s", what, (unsigned int)s,
 			 gpubuf_hsa_text(hsa, s));
@@ -242,7 +242,7 @@ static bool gpubuf_hsa_forked(void)
 	return gpubuf_hsa_loaded.pid && gpubuf_hsa_loaded.pid != getpid();
 }
 
-int gpubuf_hsa_get(const struct gpubuf_hsa **hsa)
+GPUBUF_EXPORT int gpubuf_hsa_get(const struct gpubuf_hsa **hsa)
 {
 	pthread_once(&gpubuf_hsa_loaded.once, gpubuf_hsa_load);
 	if (gpubuf_hsa_loaded.err) {

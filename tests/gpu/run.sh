@@ -76,6 +76,8 @@ fi
 
 t2=$(date +%s)
 bench=$top/tools/build/gpubuf-bench
+# The tools link the tree's shared libgpubuf (tools/Makefile).
+export LD_LIBRARY_PATH="$top/libgpubuf/build${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 "$bench" cuda --size "$size" >"$out/bench-cuda.txt" 2>&1
 bench_rc=$?
 "$bench" cuda --size "$size" --json >"$out/bench-cuda.json" 2>"$out/bench-cuda.json.err"

@@ -33,7 +33,8 @@ expected() {
 			libgpubuf.so libgpubuf.a pkgconfig/gpubuf.pc; do
 			echo "${l#/}/$f"
 		done
-		for f in gpubuf.h gpubuf/version.h gpubuf/uapi.h linux/gpubuf.h; do
+		for f in gpubuf.h gpubuf/version.h gpubuf/uapi.h gpubuf/tools.h \
+			linux/gpubuf.h; do
 			echo "${p#/}/include/$f"
 		done
 		echo "${p#/}/bin/gpubuf-bench"

@@ -57,7 +57,7 @@ stubrun() {
 	while [ "$1" != -- ]; do vars="$vars $1"; shift; done
 	shift
 	# shellcheck disable=SC2086
-	run "$name" env LD_LIBRARY_PATH="$stub" HSASTUB_REPORT="$tmp/$name.report" \
+	run "$name" env LD_LIBRARY_PATH="$stub${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" HSASTUB_REPORT="$tmp/$name.report" \
 		$vars "$bench" hsa "$@"
 }
 have_py=0
@@ -202,7 +202,7 @@ check "stand-in: $copies copies through agent pointers, $locks locks and unlocks
 	grep -qx 'calls_hsa_amd_memory_unlock $locks' '$tmp/full.report' &&
 	grep -qx 'copy_gpus 1' '$tmp/full.report'"
 
-run fulltab env LD_LIBRARY_PATH="$stub" "$bench" hsa $small
+run fulltab env LD_LIBRARY_PATH="$stub${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$bench" hsa $small
 check "stand-in: the table has a title, 6 GB/s rows and the 4 ratios" "$tmp/fulltab.out" -- \
 	sh -c "grep -q '^# hsa: hsa_amd_memory_async_copy GB/s' '$tmp/fulltab.out' &&
 	       grep -q '^hsa: GPU agent 0 of 2: gfx90a' '$tmp/fulltab.out' &&
@@ -266,7 +266,7 @@ check "no fine-grained pool: fine_pool rows skipped, vs_fine_pool ratios say why
 
 # Every host allocation of the loop is freed on every path (valgrind).
 if command -v valgrind >/dev/null 2>&1; then
-	run vg env LD_LIBRARY_PATH="$stub" valgrind --leak-check=full \
+	run vg env LD_LIBRARY_PATH="$stub${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" valgrind --leak-check=full \
 		--show-leak-kinds=definite,indirect --errors-for-leak-kinds=definite,indirect \
 		--error-exitcode=99 "$bench" hsa --size 64K --reps 1 --warmup 0 --json
 	check "stand-in run under valgrind: exit 0, no errors, no leaks" "$tmp/vg.err" -- \

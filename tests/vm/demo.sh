@@ -11,6 +11,8 @@ cd "$top"
 if [ -c /dev/gpubuf ]; then
 	scripts/install-deps.sh lib
 	make -s -C tools >&2
+	# The tools link the tree's shared libgpubuf (tools/Makefile).
+	export LD_LIBRARY_PATH="$top/libgpubuf/build${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 	tools/build/gpubuf-info
 	echo
 	exec tools/build/gpubuf-bench all

@@ -48,9 +48,6 @@ int mode_cuda(struct bench *b)
 
 static const uint64_t cuda_default_sizes[] = { 512 * MIB };
 
-const char *const cm_names[CM_COUNT] = {
-	"gpubuf", "memhostalloc", "pageable", "gpubuf_memfd",
-};
 
 /* ---- memory -------------------------------------------------------------- */
 
@@ -125,18 +122,6 @@ static void cu_host_put(struct cuda_bench *cb, enum cu_mem k,
 	else
 		free(h->ptr);
 	memset(h, 0, sizeof(*h));
-}
-
-int cu_dev_get(struct cuda_bench *cb, CUdeviceptr *p, size_t bytes,
-	       char *why, size_t len)
-{
-	CUresult r = cb->cu->cuMemAlloc(p, bytes);
-
-	if (!r)
-		return 0;
-	*p = 0;
-	cu_why(why, len, "cuMemAlloc", gpubuf_cu_fail(cb->cu, r, "cuMemAlloc"));
-	return -ENOMEM;
 }
 
 static void cu_size_put(struct cuda_bench *cb, struct cu_size *s)

@@ -8,7 +8,8 @@
 #ifndef GPUBUF_BENCH_CUDA_H
 #define GPUBUF_BENCH_CUDA_H
 
-#include "../../libgpubuf/cuda/cuda_driver.h"
+#include <gpubuf/tools.h>
+
 #include "bench.h"
 
 /* What one timed operation does; every one is queued on the mode's stream. */
@@ -54,7 +55,7 @@ struct cuda_bench {
 
 /* Host memory kinds, per size. */
 enum cu_mem { CM_GPUBUF, CM_PINNED, CM_PAGEABLE, CM_MEMFD, CM_COUNT };
-extern const char *const cm_names[CM_COUNT];	/* the memory column */
+extern const char *const cm_names[CM_COUNT];	/* the memory column (cuda_ops.c) */
 
 struct cu_host {
 	void *ptr;		/* NULL: not available, why says so */
@@ -76,10 +77,6 @@ struct cu_size {
 	char gemv_why[224];	/* empty when the views exist */
 };
 
-/* cuda.c */
-int cu_dev_get(struct cuda_bench *cb, CUdeviceptr *p, size_t bytes,
-	       char *why, size_t len);
-
 /* cuda_gemm.c: the GEMV and GEMM rows */
 void cu_fill(struct cu_size *s, size_t bytes);
 int cu_gemv_setup(struct cuda_bench *cb, struct cu_size *s, char *why,
@@ -88,7 +85,12 @@ void cu_gemv_op(struct cu_size *s, enum cu_mem k, struct cu_op *op);
 void cu_gemv_rows(struct cuda_bench *cb, struct cu_size *s);
 void cu_gemm_rows(struct cuda_bench *cb, struct cu_size *s);
 
-/* cuda_ops.c */
+/*
+ * cuda_ops.c, used by both above (cuda.c -> cuda_gemm.c -> cuda_ops.c).
+ * Device memory for the mode, or why not.
+ */
+int cu_dev_get(struct cuda_bench *cb, CUdeviceptr *p, size_t bytes,
+	       char *why, size_t len);
 /* Operations per sample: as many as move about 1 GiB, 1 to 256. */
 int cu_iters(size_t bytes);
 /* Why a call failed: libgpubuf's last error, else "what: strerror". */

@@ -15,6 +15,24 @@
 
 #include "cuda.h"
 
+/* ---- memory kinds and device memory, for cuda.c and cuda_gemm.c -------- */
+
+const char *const cm_names[CM_COUNT] = {
+	"gpubuf", "memhostalloc", "pageable", "gpubuf_memfd",
+};
+
+int cu_dev_get(struct cuda_bench *cb, CUdeviceptr *p, size_t bytes,
+	       char *why, size_t len)
+{
+	CUresult r = cb->cu->cuMemAlloc(p, bytes);
+
+	if (!r)
+		return 0;
+	*p = 0;
+	cu_why(why, len, "cuMemAlloc", gpubuf_cu_fail(cb->cu, r, "cuMemAlloc"));
+	return -ENOMEM;
+}
+
 /* ---- cuBLAS (cublas_api.h), declared here ------------------------------- */
 
 typedef int (*blas_create_fn)(void **handle);

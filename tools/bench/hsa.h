@@ -3,12 +3,13 @@
  * hsa mode internals, shared by hsa.c (setup, memories, rows, ratios) and
  * hsa_ops.c (one copy, samples, rows, interleaved ratios). Only built
  * when libhsa-runtime-dev's headers were found; the runtime is libgpubuf's
- * table (libgpubuf/hsa/hsa_runtime.h), loaded with dlopen.
+ * table, lent to its tools by <gpubuf/tools.h>.
  */
 #ifndef GPUBUF_BENCH_HSA_H
 #define GPUBUF_BENCH_HSA_H
 
-#include "../../libgpubuf/hsa/hsa_runtime.h"
+#include <gpubuf/tools.h>
+
 #include "bench.h"
 
 struct hsa_bench {

@@ -10,10 +10,7 @@
 #include <string.h>
 
 #include <gpubuf.h>
-
-#ifdef GPUBUF_HAVE_CUDA
-#include "../../libgpubuf/cuda/cuda_driver.h"
-#endif
+#include <gpubuf/tools.h>	/* the driver as libgpubuf loaded it */
 #include "gpuprobe.h"
 
 /*

@@ -11,10 +11,7 @@
 #include <string.h>
 
 #include <gpubuf.h>
-
-#ifdef GPUBUF_HAVE_HSA
-#include "../../libgpubuf/hsa/hsa_runtime.h"
-#endif
+#include <gpubuf/tools.h>	/* the runtime as libgpubuf loaded it */
 #include "gpuprobe.h"
 
 #define HSA_SONAME "libhsa-runtime64.so.1"
