@@ -61,8 +61,8 @@ override DESTDIR := $(if $(DESTDIR),$(abspath $(DESTDIR)))
 VERSION := $(strip $(shell cat VERSION))
 # KVER, else KDIR's, else the running kernel's (uninstall after the
 # headers are gone).
-KERNEL_RELEASE = $(or $(KVER),$(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"$$/\1/p' \
-	$(KDIR)/include/generated/utsrelease.h 2>/dev/null),$(shell uname -r))
+KERNEL_RELEASE = $(or $(KVER),$(shell scripts/kernel-release.sh \
+	$(KDIR) 2>/dev/null),$(shell uname -r))
 
 PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
@@ -82,7 +82,7 @@ DKMS_SRCDIR ?= /usr/src/gpubuf-$(VERSION)
 # What DKMS (and the gpubuf-dkms package) needs to build the module.
 DKMS_SOURCES := Kbuild Makefile dkms.conf VERSION \
 	$(filter-out kmod/gpubuf_compat_probed.h,$(wildcard kmod/*.c kmod/*.h)) \
-	include/uapi/linux/gpubuf.h scripts/find-kdir.sh \
+	include/uapi/linux/gpubuf.h scripts/find-kdir.sh scripts/kernel-release.sh \
 	scripts/kernel-compat-probe.sh $(wildcard scripts/compat-probes/*.c)
 
 SUBMAKE_DIRS := PREFIX=$(PREFIX) LIBDIR=$(LIBDIR) BINDIR=$(BINDIR) \

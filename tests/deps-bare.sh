@@ -19,6 +19,7 @@ dir=${GPUBUF_DEPS_DIR:-/var/tmp/gpubuf-deps}
 mirror=${GPUBUF_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 root=$dir/root
 . "$top/tests/tap-emit.sh"
+. "$top/tests/root-preflight.sh"
 [ $# -gt 0 ] || set -- check-debug lib module python
 
 finish() {
@@ -27,11 +28,7 @@ finish() {
 	[ "$failed" = 0 ]
 	exit
 }
-if [ "$(id -u)" != 0 ]; then
-	emit 0 "check-deps needs root (debootstrap, chroot)"
-	finish
-fi
-"$top/scripts/install-deps.sh" check-deps >&2 || { emit 0 "debootstrap installed"; finish; }
+root_preflight check-deps "debootstrap, chroot" "debootstrap installed"
 mkdir -p "$dir"
 if [ ! -f "$dir/minbase.tar" ]; then
 	rm -rf "$dir/minbase"

@@ -10,7 +10,7 @@ kdir=$1
 deb=${2:-}
 top=$(cd "$(dirname "$0")/.." && pwd)
 version=$(cat "$top/VERSION")
-kver=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$kdir/include/generated/utsrelease.h")
+kver=$("$top/scripts/kernel-release.sh" "$kdir")
 work=$top/build/dkms
 rm -rf "$work"
 mkdir -p "$work/root" "$work/tree"

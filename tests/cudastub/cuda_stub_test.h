@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "cuda/cuda_driver.h"	/* GPUBUF_CU_ENTRIES, cuda.h */
+#include "stub_load.h"
 #include "tap.h"
 
 extern char **environ;
@@ -69,49 +70,21 @@ static struct {
  */
 static int t_stub_load(void)
 {
-	void *h;
+#define T_CU(f) T_STUB_SYM(stub, f, "custub_" #f)
+	const struct t_stub_sym syms[] = {
+		T_CU(log_count), T_CU(last), T_CU(last_launch),
+		T_CU(last_stream), T_CU(last_param), T_CU(kernel_params),
+		T_CU(flags_seen), T_CU(proc_version), T_CU(proc_flags),
+		T_CU(retains), T_CU(registrations), T_CU(registered_bytes),
+		T_CU(registration), T_CU(module_loads), T_CU(ctx_depth),
+		T_CU(violations), T_CU(reset_log), T_CU(dump),
+		T_STUB_SYM(stub, get_proc, "cuGetProcAddress_v2"),
+	};
+#undef T_CU
 	int n;
 
 	gpubuf_cuda_device_count(&n);
-	h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-	if (!h) {
-		printf("# the library did not load libcuda.so.1: %s\n",
-		       dlerror());
-		return -1;
-	}
-#define T_SYM(field, sym)						\
-	do {								\
-		*(void **)&stub.field = dlsym(h, sym);			\
-		if (!stub.field) {					\
-			printf("# libcuda.so.1 is not the stand-in (no %s)\n", \
-			       sym);					\
-			dlclose(h);					\
-			return -1;					\
-		}							\
-	} while (0)
-	T_SYM(log_count, "custub_log_count");
-	T_SYM(last, "custub_last");
-	T_SYM(last_launch, "custub_last_launch");
-	T_SYM(last_stream, "custub_last_stream");
-	T_SYM(last_param, "custub_last_param");
-	T_SYM(kernel_params, "custub_kernel_params");
-	T_SYM(flags_seen, "custub_flags_seen");
-	T_SYM(proc_version, "custub_proc_version");
-	T_SYM(proc_flags, "custub_proc_flags");
-	T_SYM(retains, "custub_retains");
-	T_SYM(registrations, "custub_registrations");
-	T_SYM(registered_bytes, "custub_registered_bytes");
-	T_SYM(registration, "custub_registration");
-	T_SYM(module_loads, "custub_module_loads");
-	T_SYM(ctx_depth, "custub_ctx_depth");
-	T_SYM(violations, "custub_violations");
-	T_SYM(reset_log, "custub_reset_log");
-	T_SYM(dump, "custub_dump");
-	T_SYM(get_proc, "cuGetProcAddress_v2");
-#undef T_SYM
-	/* The library holds its own reference; this one is not needed. */
-	dlclose(h);
-	return 0;
+	return T_STUB_RESOLVE("libcuda.so.1", syms);
 }
 
 #define T_STUB() T_CHECK(t_stub_load() == 0)

@@ -24,38 +24,31 @@ out=${FUZZ_OUT:-$top/build/fuzz-vm}
 tests=$out/tests
 extra=$out/extra
 timeout_s=${FUZZ_TIMEOUT:-3600}
+. tests/vm/suite-lib.sh
 
-fail() { echo "not ok 1 - $1"; echo "1..1"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
-
-scripts/install-deps.sh fuzz >&2 || fail "Debian packages installed"
+scripts/install-deps.sh fuzz >&2 || guest_fail "Debian packages installed"
 if [ -n "$sysroot" ]; then
 	kdir=/kdir
 	kos=${FUZZ_KO_DIR:-$top/build/fuzz-ko}
 	rm -rf "$kos"
 	scripts/export-tree.sh "$kos"
-	(cd "$kos" && make -s module KDIR="$sysroot$kdir" &&
-		make -s -C "$sysroot$kdir" M="$kos/tests/testmod" modules) >&2 ||
-		fail "gpubuf.ko and the test modules build for $sysroot$kdir"
+	guest_modules "$kos" "$sysroot$kdir" >&2 ||
+		guest_fail "gpubuf.ko and the test modules build for $sysroot$kdir"
 	mem=3072
 	append="page_owner=on kmemleak=on"
 else
 	kdir=${KDIR:-$(scripts/find-kdir.sh)}
 	kos=$top
-	(make -s module KDIR="$kdir" &&
-		make -s -C "$kdir" M="$top/tests/testmod" modules) >&2 ||
-		fail "gpubuf.ko and the test modules build for $kdir"
+	guest_modules "$kos" "$kdir" >&2 ||
+		guest_fail "gpubuf.ko and the test modules build for $kdir"
 	mem=2048
 	append=
 fi
 rm -rf "$tests" "$extra"
 mkdir -p "$tests" "$extra/bin"
-make -s -C tests/fuzz OUT="$extra/bin" >&2 || fail "the fuzzer builds"
-# The guest runs every file in the tests directory; the binary itself
-# travels in the extra files, under /gpubuf/bin.
-printf '%s\n' '#!/bin/sh' \
-	"exec /gpubuf/bin/gpubuf_fuzz --calls $calls --seed $seed --threads $threads" \
-	>"$tests/80-fuzz"
-chmod +x "$tests/80-fuzz"
+make -s -C tests/fuzz OUT="$extra/bin" >&2 || guest_fail "the fuzzer builds"
+guest_suite "$tests" 80-fuzz gpubuf_fuzz --calls "$calls" --seed "$seed" \
+	--threads "$threads"
 
 echo "# make fuzz: $calls calls, seed $seed, $threads threads, kernel ${sysroot:+$sysroot}$kdir" >&2
 start=$(date +%s)
@@ -67,5 +60,5 @@ GPUBUF_VM_OUT=$out GPUBUF_VM_EXTRA_DIR=$extra GPUBUF_VM_KO_DIR=$kos \
 sed -n '/^@@SUITE-BEGIN 80-fuzz/,/^@@SUITE-END/{/^#/p;}' "$out/console.txt" 2>/dev/null || true
 cat "$out.tap"
 echo "# guest run took $(($(date +%s) - start)) s; console log in $out/console.txt"
-grep -q '^1\.\.[1-9]' "$out.tap" || fail "the guest produced no results"
+grep -q '^1\.\.[1-9]' "$out.tap" || guest_fail "the guest produced no results"
 tests/tap-summary.sh "$out.tap"

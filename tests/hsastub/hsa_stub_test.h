@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "stub_load.h"
 #include "tap.h"
 
 extern char **environ;
@@ -50,41 +51,17 @@ static struct {
  */
 static int t_stub_load(void)
 {
-	void *h;
+#define T_HSA(f) T_STUB_SYM(stub, f, "hsastub_" #f)
+	const struct t_stub_sym syms[] = {
+		T_HSA(calls), T_HSA(reset_log), T_HSA(last_lock),
+		T_HSA(last_unlock), T_HSA(locks), T_HSA(is_locked), T_HSA(gpu),
+		T_HSA(cpu), T_HSA(fine_pool), T_HSA(violations), T_HSA(dump),
+	};
+#undef T_HSA
 	int n;
 
 	gpubuf_hsa_agents(NULL, 0, &n);
-	h = dlopen("libhsa-runtime64.so.1", RTLD_NOW | RTLD_NOLOAD);
-	if (!h) {
-		printf("# the library did not load libhsa-runtime64.so.1: %s\n",
-		       dlerror());
-		return -1;
-	}
-#define T_SYM(field, sym)						\
-	do {								\
-		*(void **)&stub.field = dlsym(h, sym);			\
-		if (!stub.field) {					\
-			printf("# libhsa-runtime64.so.1 is not the stand-in (no %s)\n", \
-			       sym);					\
-			dlclose(h);					\
-			return -1;					\
-		}							\
-	} while (0)
-	T_SYM(calls, "hsastub_calls");
-	T_SYM(reset_log, "hsastub_reset_log");
-	T_SYM(last_lock, "hsastub_last_lock");
-	T_SYM(last_unlock, "hsastub_last_unlock");
-	T_SYM(locks, "hsastub_locks");
-	T_SYM(is_locked, "hsastub_is_locked");
-	T_SYM(gpu, "hsastub_gpu");
-	T_SYM(cpu, "hsastub_cpu");
-	T_SYM(fine_pool, "hsastub_fine_pool");
-	T_SYM(violations, "hsastub_violations");
-	T_SYM(dump, "hsastub_dump");
-#undef T_SYM
-	/* The library holds its own reference; this one is not needed. */
-	dlclose(h);
-	return 0;
+	return T_STUB_RESOLVE("libhsa-runtime64.so.1", syms);
 }
 
 #define T_STUB() T_CHECK(t_stub_load() == 0)

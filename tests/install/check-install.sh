@@ -27,6 +27,7 @@ version=$(cat "$top/VERSION")
 timeout_s=${GPUBUF_INSTALL_TIMEOUT:-1800}
 start=$(date +%s)
 . "$top/tests/tap-emit.sh"
+. "$top/tests/root-preflight.sh"
 finish() {
 	echo "1..$n"
 	echo "# check-install took $(($(date +%s) - start)) s"
@@ -35,11 +36,8 @@ finish() {
 	exit
 }
 
-if [ "$(id -u)" != 0 ]; then
-	emit 0 "check-install needs root (debootstrap, dkms in the guest image)"
-	finish
-fi
-"$top/scripts/install-deps.sh" check-install >&2 || { emit 0 "build dependencies installed"; finish; }
+root_preflight check-install "debootstrap, dkms in the guest image" \
+	"build dependencies installed"
 
 rm -rf "$work"
 mkdir -p "$work"

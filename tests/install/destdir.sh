@@ -13,7 +13,7 @@ set -u
 kdir=$1
 top=$(cd "$(dirname "$0")/../.." && pwd)
 version=$(cat "$top/VERSION")
-kver=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$kdir/include/generated/utsrelease.h")
+kver=$("$top/scripts/kernel-release.sh" "$kdir")
 work=$top/build/destdir-test
 . "$top/tests/tap-emit.sh"
 

@@ -13,15 +13,10 @@ threads=${STRESS_THREADS:-8}
 out=$top/build/stress
 rm -rf "$out"
 mkdir -p "$out/tests" "$out/extra/bin" "$out/results"
+. tests/vm/suite-lib.sh
 
 log() { echo "== $*" >&2; }
-fail() { # the reason, as a failed result
-	echo "not ok 1 - $*" >"$out/results/stress.tap"
-	echo "1..1" >>"$out/results/stress.tap"
-	cat "$out/results/stress.tap"
-	tests/tap-summary.sh "$out/results/stress.tap"
-	exit 1
-}
+fail() { guest_fail "$*" "$out/results/stress.tap"; }
 
 log "dependencies"
 scripts/install-deps.sh stress >"$out/build.log" 2>&1 || fail "Debian packages installed (see $out/build.log)"
@@ -29,17 +24,12 @@ kdir=${KDIR:-$(scripts/find-kdir.sh)}
 log "build against $kdir"
 {
 	tests/kernel-source-files.sh &&
-	make -s module KDIR="$kdir" &&
-	make -s -C "$kdir" M="$top/tests/testmod" modules &&
+	guest_modules "$top" "$kdir" &&
 	make -s -C tests/stress OUT="$out/extra/bin" NAME=gpubuf_stress
 } >>"$out/build.log" 2>&1 || fail "gpubuf.ko, the test modules and the stress test build (see $out/build.log)"
 
-# The guest runs every file of the tests directory without arguments.
-seed=${STRESS_SEED:+ --seed $STRESS_SEED}
-printf '%s\n' '#!/bin/sh' \
-	"exec /gpubuf/bin/gpubuf_stress --seconds $seconds --threads $threads$seed" \
-	>"$out/tests/85-stress"
-chmod +x "$out/tests/85-stress"
+guest_suite "$out/tests" 85-stress gpubuf_stress --seconds "$seconds" \
+	--threads "$threads" ${STRESS_SEED:+--seed "$STRESS_SEED"}
 
 log "QEMU guest (TCG): $threads threads for $seconds s"
 start=$(date +%s)

@@ -25,29 +25,10 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpubuf-hsa.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 small="--size 64K --reps 3 --warmup 0"
 
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-	n=$((n + 1)) failed=$((failed + 1))
-	echo "not ok $n - $1"
-	shift
-	for f in "$@"; do [ -f "$f" ] && sed 's/^/# /' "$f" | head -n 40; done
-}
-skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
-check() { # name file-to-show... -- command...
-	name=$1
-	shift
-	files=
-	while [ "$1" != -- ]; do files="$files $1"; shift; done
-	shift
-	if "$@"; then ok "$name"; else not_ok "$name" $files; fi
-}
-run() { # NAME ARGS...: stdout NAME.out, stderr NAME.err, status NAME.rc
-	name=$1
-	shift
-	"$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
-	echo $? >"$tmp/$name.rc"
-}
+# The TAP helpers (ok, not_ok, skip, check, run) and shared checks.
+. "$top/tests/tools/tap-lib.sh"
+# A failure shows more: the stand-in's report is long.
+show_lines=40
 # stubrun NAME [VAR=VALUE...] -- ARGS...: gpubuf-bench on the stand-in,
 # its report in NAME.report
 stubrun() {
@@ -60,8 +41,6 @@ stubrun() {
 	run "$name" env LD_LIBRARY_PATH="$stub${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" HSASTUB_REPORT="$tmp/$name.report" \
 		$vars "$bench" hsa "$@"
 }
-have_py=0
-command -v python3 >/dev/null 2>&1 && python3 -c 'import json' 2>/dev/null && have_py=1
 
 if [ ! -x "$bench" ] || [ ! -x "$info" ]; then
 	echo "Bail out! $bench or $info not built (make -C tools)"
@@ -73,47 +52,13 @@ fi
 hsa_usable=0
 "$info" --json 2>/dev/null | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin)["runtimes"]["hsa"]["usable"] else 1)' 2>/dev/null &&
 	hsa_usable=1
-hsa_why=$("$info" 2>/dev/null | sed -n 's/^hsa  *unavailable: //p; s/^hsa  *libhsa-runtime64.so.1 version [^,]*, unusable: //p')
-run real $bench hsa
-run realjson $bench hsa --json
-run realcsv $bench hsa --csv
-if [ $hsa_usable = 1 ]; then
-	for t in "hsa alone exits 77 with libgpubuf's reason (table)" \
-		 "hsa --json exits 77 with the same reason and no ratios" \
-		 "hsa --csv exits 77 with one unavailable row"; do
-		skip "$t" "an HSA runtime with a GPU agent is usable here"
-	done
-else
-	check "hsa alone exits 77 with libgpubuf's reason (table)" "$tmp/real.out" -- \
-		sh -c "[ \$(cat '$tmp/real.rc') = 77 ] &&
-		       line=\$(grep '^hsa: unavailable: ' '$tmp/real.out') &&
-		       why=\${line#hsa: unavailable: } &&
-		       { [ \"\$why\" = 'gpubuf-bench was built without HSA support' ] ||
-		         { [ \"\$why\" = \"\$1\" ] &&
-		           echo \"\$why\" | grep -qE 'hsa_init|no ROCm runtime|no HSA GPU agent'; }; } &&
-		       [ \$(grep -c '^hsa' '$tmp/real.out') = 1 ]" sh "$hsa_why"
-	if [ $have_py = 1 ]; then
-		check "hsa --json exits 77 with the same reason and no ratios" \
-			"$tmp/realjson.out" "$tmp/realjson.err" -- sh -c "[ \$(cat '$tmp/realjson.rc') = 77 ] &&
-			python3 - '$tmp/realjson.out' '$tmp/real.out'" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-res = [r for r in d["results"] if r["mode"] == "hsa"]
-assert len(res) == 1, res
-r = res[0]
-assert r["status"] == "unavailable" and r["op"] == "all", r
-line = [l for l in open(sys.argv[2]) if l.startswith("hsa: unavailable: ")][0]
-assert r["reason"] == line[len("hsa: unavailable: "):].rstrip("\n"), r
-assert d["ratios"] == {}, d["ratios"]
-assert "unusable" in d["header"]["hsa"] or d["header"]["hsa"].startswith("n/a"), d["header"]
-PY
-	else
-		skip "hsa --json exits 77 with the same reason and no ratios" "python3 not found"
-	fi
-	check "hsa --csv exits 77 with one unavailable row" "$tmp/realcsv.out" -- \
-		sh -c "[ \$(cat '$tmp/realcsv.rc') = 77 ] && [ \$(wc -l <'$tmp/realcsv.out') = 2 ] &&
-		       grep -qE '^hsa,all,-,0,0,0,-1,,0,0,0,0,0,unavailable,.*(hsa_init|ROCm runtime|HSA GPU agent|HSA support)' '$tmp/realcsv.out'"
-fi
+unavailable hsa $hsa_usable "$(info_reason hsa libhsa-runtime64.so.1)" \
+	"an HSA runtime with a GPU agent is usable here" \
+	'hsa_init|no ROCm runtime|no HSA GPU agent' \
+	'hsa_init|ROCm runtime|HSA GPU agent|HSA support' \
+	"hsa alone exits 77 with libgpubuf's reason (table)" \
+	"hsa --json exits 77 with the same reason and no ratios" \
+	'assert "unusable" in d["header"]["hsa"] or d["header"]["hsa"].startswith("n/a"), d["header"]'
 
 if [ -z "$stub" ] || [ ! -f "$stub/libhsa-runtime64.so.1" ]; then
 	echo "# no stand-in runtime: gpubuf-bench was built without HSA headers"

@@ -20,33 +20,8 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 # Small and quick: two sizes, little data per repetition.
 small="--sizes 4K,1M --rep-bytes 1M --reps 3 --warmup 0"
 
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-	n=$((n + 1)) failed=$((failed + 1))
-	echo "not ok $n - $1"
-	shift
-	for f in "$@"; do [ -f "$f" ] && sed 's/^/# /' "$f" | head -n 20; done
-}
-skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
-check() { # name file-to-show... -- command...
-	name=$1
-	shift
-	files=
-	while [ "$1" != -- ]; do files="$files $1"; shift; done
-	shift
-	if "$@"; then ok "$name"; else not_ok "$name" $files; fi
-}
-have_py=0
-command -v python3 >/dev/null 2>&1 && python3 -c 'import json' 2>/dev/null && have_py=1
-
-# run NAME ARGS...: stdout to $tmp/NAME.out, stderr to .err, status to .rc
-run() {
-	name=$1
-	shift
-	"$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
-	echo $? >"$tmp/$name.rc"
-}
+# The TAP helpers (ok, not_ok, skip, check, run) and shared checks.
+. "$top/tests/tools/tap-lib.sh"
 rc_is() { [ "$(cat "$tmp/$1.rc")" = "$2" ]; }
 
 for b in "$bench" "$info"; do
@@ -318,47 +293,11 @@ check "--help prints usage on stdout and exits 0" "$tmp/help.out" -- \
 # built without CUDA; exit 77 in every output format.
 cuda_usable=0
 "$info" --json 2>/dev/null | grep -q '"usable": true' && cuda_usable=1
-# Reason gpubuf-info gives for cuda ("" if none), from its text output.
-cuda_why=$("$info" 2>/dev/null | sed -n 's/^cuda  *unavailable: //p; s/^cuda  *libcuda.so.1 version [^,]*, unusable: //p')
-run cuda $bench cuda
-run cudajson $bench cuda --json
-run cudacsv $bench cuda --csv
-if [ $cuda_usable = 1 ]; then
-	for t in "cuda alone exits 77, naming the missing driver (table)" \
-		 "cuda --json exits 77 with the reason and no ratios" \
-		 "cuda --csv exits 77 with one unavailable row"; do
-		skip "$t" "a GPU runtime is present"
-	done
-else
-	check "cuda alone exits 77, naming the missing driver (table)" "$tmp/cuda.out" -- \
-		sh -c "[ \$(cat '$tmp/cuda.rc') = 77 ] &&
-		       line=\$(grep '^cuda: unavailable: ' '$tmp/cuda.out') &&
-		       why=\${line#cuda: unavailable: } &&
-		       { [ \"\$why\" = 'gpubuf-bench was built without CUDA support' ] ||
-		         { [ \"\$why\" = \"\$1\" ] &&
-		           echo \"\$why\" | grep -qE 'NVIDIA driver|CUDA device|cuInit|CUDA support'; }; } &&
-		       [ \$(grep -c '^cuda' '$tmp/cuda.out') = 1 ]" sh "$cuda_why"
-	if [ $have_py = 1 ]; then
-		check "cuda --json exits 77 with the reason and no ratios" \
-			"$tmp/cudajson.out" "$tmp/cudajson.err" -- sh -c "[ \$(cat '$tmp/cudajson.rc') = 77 ] &&
-			python3 - '$tmp/cudajson.out' '$tmp/cuda.out'" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-res = [r for r in d["results"] if r["mode"] == "cuda"]
-assert len(res) == 1, res
-r = res[0]
-assert r["status"] == "unavailable" and r["op"] == "all", r
-line = [l for l in open(sys.argv[2]) if l.startswith("cuda: unavailable: ")][0]
-assert r["reason"] == line[len("cuda: unavailable: "):].rstrip("\n"), r
-assert d["ratios"] == {}, d["ratios"]
-PY
-	else
-		skip "cuda --json exits 77 with the reason and no ratios" "python3 not found"
-	fi
-	check "cuda --csv exits 77 with one unavailable row" "$tmp/cudacsv.out" -- \
-		sh -c "[ \$(cat '$tmp/cudacsv.rc') = 77 ] && [ \$(wc -l <'$tmp/cudacsv.out') = 2 ] &&
-		       grep -qE '^cuda,all,-,0,0,0,-1,,0,0,0,0,0,unavailable,.*(NVIDIA driver|CUDA device|cuInit|CUDA support)' '$tmp/cudacsv.out'"
-fi
+cuda_re='NVIDIA driver|CUDA device|cuInit|CUDA support'
+unavailable cuda $cuda_usable "$(info_reason cuda libcuda.so.1)" \
+	"a GPU runtime is present" "$cuda_re" "$cuda_re" \
+	"cuda alone exits 77, naming the missing driver (table)" \
+	"cuda --json exits 77 with the reason and no ratios"
 # Every path of the cuda mode frees what it took: here the no-driver one.
 if command -v valgrind >/dev/null 2>&1 && [ $cuda_usable = 0 ]; then
 	run cudavg valgrind --leak-check=full --show-leak-kinds=definite,indirect \
