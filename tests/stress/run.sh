@@ -34,8 +34,8 @@ guest_suite "$out/tests" 85-stress gpubuf_stress --seconds "$seconds" \
 log "QEMU guest (TCG): $threads threads for $seconds s"
 start=$(date +%s)
 GPUBUF_VM_OUT="$top/build/vm-stress" GPUBUF_VM_EXTRA_DIR="$out/extra" \
-	GPUBUF_VM_TIMEOUT=$((seconds + 600)) \
-	GPUBUF_VM_SUITE_TIMEOUT=$((seconds + 300)) \
+	GPUBUF_VM_TIMEOUT=$((seconds + 900)) \
+	GPUBUF_VM_SUITE_TIMEOUT=$((seconds + 600)) \
 	tests/vm/run.sh "$kdir" "$out/tests" >"$out/results/stress.tap" \
 	2>"$out/results/stress.log" || true
 grep -q '^1\.\.[0-9]' "$out/results/stress.tap" || {
