@@ -180,7 +180,8 @@ if [ -f tools/Makefile ]; then
 	step "tools build without libdrm's drm.h, say so once, and the drm mode says why" \
 		sh -c 'make -C tools O="$1" DRM_UAPI_INCLUDE=/nonexistent >"$1.log" 2>&1 &&
 			[ "$(grep -c "drm mode off: no /nonexistent/drm.h" "$1.log")" = 1 ] &&
-			{ GPUBUF_BACKEND=memfd "$1/gpubuf-bench" drm >"$1.out" 2>&1; [ $? = 77 ]; } &&
+			{ LD_LIBRARY_PATH=libgpubuf/build GPUBUF_BACKEND=memfd \
+				"$1/gpubuf-bench" drm >"$1.out" 2>&1; [ $? = 77 ]; } &&
 			grep -q "drm: unavailable: gpubuf-bench was built without libdrm" "$1.out"' \
 		sh "$top/build/tools-nodrm"
 	step "tools build static for the guest" \
@@ -204,8 +205,11 @@ fi
 # gpubuf-bench's hsa mode on the stand-in runtime in the guest (70-tools):
 # the dynamic build, as a static one cannot dlopen.
 if [ -f tools/Makefile ] && [ -f "$top/build/guest-extra/hsastub/libhsa-runtime64.so.1" ]; then
+	# It links the shared libgpubuf (tools/Makefile), which ldd cannot
+	# find on the host for run.sh to carry: it travels beside the tool.
 	step "dynamic gpubuf-bench for the guest's HSA stand-in run" \
-		sh -c 'mkdir -p "$1" && cp tools/build/gpubuf-bench "$1/"' sh \
+		sh -c 'mkdir -p "$1" && cp tools/build/gpubuf-bench "$1/" &&
+			cp -L libgpubuf/build/libgpubuf.so.0 "$1/"' sh \
 		"$top/build/guest-extra/hsa-bin"
 fi
 

@@ -146,7 +146,7 @@ result $? "cuda and hsa alone are unavailable in the guest (exit 77)" "$tmp/cuda
 hsabench=/gpubuf/hsa-bin/gpubuf-bench
 hsastub=/gpubuf/hsastub
 if [ -x "$hsabench" ] && [ -f "$hsastub/libhsa-runtime64.so.1" ]; then
-	run hsastub env LD_LIBRARY_PATH="$hsastub" HSASTUB_REPORT="$tmp/hsastub.report" \
+	run hsastub env LD_LIBRARY_PATH="$hsastub:${hsabench%/*}" HSASTUB_REPORT="$tmp/hsastub.report" \
 		"$hsabench" hsa --size 64K --reps 2 --warmup 0 --csv
 	[ "$(rc hsastub)" = 0 ] && [ "$(csv_ok "$tmp/hsastub.out" hsa)" = 8 ] &&
 		grep -q '^hsa,device,.*,info,"GPU agent 0 of 2: gfx90a, HSA 1.1, backend module;' "$tmp/hsastub.out" &&
