@@ -138,8 +138,8 @@ static void *rmmod_main(void *arg)
  * The run lasts its seconds and then until every result below has had
  * something to judge: a data check, an rmmod attempt, a fill round ended
  * by the cgroup, every deliberate OOM round. So a slow machine runs
- * longer instead of failing; only a run that makes no progress for
- * QUOTA_WAIT_S more seconds stops short (and its results say why).
+ * longer instead of failing; a run still short of one QUOTA_WAIT_S seconds
+ * past its time stops anyway, says what it lacked, and its results fail.
  */
 #define QUOTA_WAIT_S 240
 
@@ -163,7 +163,7 @@ static int quota_met(const struct stress_config *cfg,
 		   !p->ready ? NULL :
 		   !load(&p->enomem_rounds) ? "fill round ended by the cgroup" :
 		   load(&p->oom_rounds) < (unsigned long)cfg->oom_rounds ?
-			"deliberate OOM round left" : NULL;
+			"end to the deliberate OOM rounds" : NULL;
 	return !*missing;
 }
 
