@@ -92,7 +92,6 @@ struct gpubuf_hold;
  * buf->lock.
  */
 struct gpubuf_hold_ops {
-	const char *name;
 	/*
 	 * Undo the hold and free its record, from the last gpubuf_unref():
 	 * the hold is already off the buffer's list and nobody else can

@@ -27,9 +27,9 @@
  * range), made in reg_device's primary context and PORTABLE, so every
  * context sees it. Each device with a count holds a retain on its primary
  * context; reg_device holds one more for the registration itself, because
- * destroying the registering context would drop the page lock.
+ * destroying the registering context would drop the page lock. The
+ * registration is a hold on its buffer.
  */
-/* The buffer's one registration with the driver, a hold on the buffer. */
 struct gpubuf_cuda_reg {
 	struct gpubuf_hold hold;
 	int reg_device;
@@ -46,7 +46,6 @@ static void gpubuf_cuda_hold_release(struct gpubuf *buf,
 				     struct gpubuf_hold *hold);
 
 static const struct gpubuf_hold_ops gpubuf_cuda_hold_ops = {
-	.name = "cuda",
 	.release = gpubuf_cuda_hold_release,
 };
 
@@ -445,7 +444,6 @@ int gpubuf_cuda_hold(struct gpubuf *buf, int device, uint64_t *devptr,
 			 device);
 	return -ENXIO;
 }
-
 
 GPUBUF_EXPORT int gpubuf_cuda_matrix_view(const struct gpubuf_matrix *m,
 					  int device,

@@ -197,7 +197,6 @@ static void gpubuf_amdgpu_hold_release(struct gpubuf *buf,
 }
 
 static const struct gpubuf_hold_ops gpubuf_amdgpu_hold_ops = {
-	.name = "amdgpu",
 	.release = gpubuf_amdgpu_hold_release,
 };
 

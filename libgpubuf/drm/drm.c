@@ -229,7 +229,6 @@ static void gpubuf_drm_gem_hold_release(struct gpubuf *buf,
 }
 
 static const struct gpubuf_hold_ops gpubuf_drm_gem_hold_ops = {
-	.name = "drm-gem",
 	.release = gpubuf_drm_gem_hold_release,
 };
 

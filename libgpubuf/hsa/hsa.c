@@ -36,7 +36,6 @@ static void gpubuf_hsa_hold_release(struct gpubuf *buf,
 				    struct gpubuf_hold *hold);
 
 static const struct gpubuf_hold_ops gpubuf_hsa_hold_ops = {
-	.name = "hsa",
 	.release = gpubuf_hsa_hold_release,
 };
 
@@ -342,7 +341,6 @@ int gpubuf_hsa_hold(struct gpubuf *buf, int gpu, uint64_t *agent_ptr)
 			 gpu);
 	return -ENXIO;
 }
-
 
 /* Nothing can have been locked: after the argument checks, -ENXIO. */
 GPUBUF_EXPORT int gpubuf_hsa_matrix_view(const struct gpubuf_matrix *m,

@@ -48,7 +48,6 @@ int mode_cuda(struct bench *b)
 
 static const uint64_t cuda_default_sizes[] = { 512 * MIB };
 
-
 /* ---- memory -------------------------------------------------------------- */
 
 static void cu_host_get(struct cuda_bench *cb, enum cu_mem k,
