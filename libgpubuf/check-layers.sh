@@ -18,17 +18,9 @@ PEERS="cuda hsa drm"
 tmp=${TMPDIR:-/tmp}/gpubuf-layers.$$
 trap 'rm -f "$tmp".*' EXIT INT TERM
 
-n=0 failed=0
-result() { # 0|1 name [file]
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		echo "ok $n - $2"
-	else
-		failed=$((failed + 1))
-		echo "not ok $n - $2"
-		[ -n "${3:-}" ] && sed 's/^/# /' "$3"
-	fi
-}
+. "$here/../tests/tap-emit.sh"
+# result STATUS NAME [FILE]: one result from an exit status (0: ok).
+result() { emit $((! $1)) "$2" "${3:-}"; }
 
 # "symbol folder" for every defined global symbol; "folder symbol" for
 # every undefined one.
