@@ -58,8 +58,11 @@ for t in $(sed -n 's/^#   make \([a-z-]*\).*/\1/p' "$top/Makefile"); do
 	case $recipe in
 	*scripts/install-deps.sh*) how="its recipe" ;;
 	*)
+		# The script it runs calls install-deps.sh for it, itself or
+		# through root_preflight (tests/root-preflight.sh).
 		for f in $(echo "$recipe" | grep -oE '(tests|scripts)/[A-Za-z0-9/_.-]+\.sh' | sort -u); do
-			grep -q 'install-deps\.sh' "$top/$f" && grep -qw -- "$t" "$top/$f" &&
+			{ grep -q 'install-deps\.sh' "$top/$f" && grep -qw -- "$t" "$top/$f"; } ||
+				grep -qE "^[[:space:]]*root_preflight $t( |$)" "$top/$f" &&
 				how=$f
 		done ;;
 	esac
