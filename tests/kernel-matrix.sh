@@ -79,6 +79,12 @@ for suite in "$@"; do
 			continue
 		fi
 	fi
+	# A development suite's Release file can be past its Valid-Until on
+	# the mirror (sid's was, by 28 days, on 2026-12-04), and apt then
+	# refuses to update the root: the root only builds and tests, so its
+	# apt does not check that date.
+	echo 'Acquire::Check-Valid-Until "false";' \
+		>"$root/etc/apt/apt.conf.d/99gpubuf-matrix"
 	kdir=$(ls -d "$root"/usr/src/linux-headers-*-amd64 | sort -V | tail -n 1)
 	kdir=${kdir#"$root"}
 
