@@ -197,6 +197,13 @@ if [ -f libgpubuf/Makefile ]; then
 		make -s -C libgpubuf hsastub-guest OUT="$guest_tests" \
 			LIBOUT="$top/build/guest-extra/hsastub" PREFIX_TESTS=52-hsa-stub- &&
 		export GPUBUF_VM_EXTRA_DIR="$top/build/guest-extra"
+	# The CUDA stand-in's too: only there can its read-only dma-buf cases run.
+	if [ -f libgpubuf/build/cudastub/libcuda.so.1 ]; then
+		step "CUDA stand-in tests build for the guest" \
+			make -s -C libgpubuf cudastub-guest OUT="$guest_tests" \
+				LIBOUT="$top/build/guest-extra/cudastub" PREFIX_TESTS=53-cuda-stub- &&
+			export GPUBUF_VM_EXTRA_DIR="$top/build/guest-extra"
+	fi
 	mkdir -p "$top/build/guest-extra/drmstub"
 	cp "$drm_stub/libdrm.so.2" "$top/build/guest-extra/drmstub/"
 	export GPUBUF_VM_EXTRA_DIR="$top/build/guest-extra"

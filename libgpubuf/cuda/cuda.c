@@ -25,7 +25,14 @@
 /*
  * One registration per buffer (the driver refuses a second one of the same
  * range), made in reg_device's primary context and PORTABLE, so every
- * context sees it. Each device with a count holds a retain on its primary
+ * context sees it.
+ *
+ * read_only is the library's promise (views and DLPack tensors say the GPU
+ * only reads; a writable request is refused while it stands). The driver's
+ * CU_MEMHOSTREGISTER_READ_ONLY is used only for a PROT_READ mapping, which
+ * cannot be pinned for writing: many hosts report
+ * CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED = 0, and a read-only
+ * request on a writable mapping must work on them too. Each device with a count holds a retain on its primary
  * context; reg_device holds one more for the registration itself, because
  * destroying the registering context would drop the page lock. The
  * registration is a hold on its buffer.
@@ -33,6 +40,7 @@
 struct gpubuf_cuda_reg {
 	struct gpubuf_hold hold;
 	int reg_device;
+	bool read_only;			/* GPU access promised read-only */
 	unsigned int cu_flags;		/* CU_MEMHOSTREGISTER_* used */
 	unsigned int total;		/* sum of the counts below */
 	int ndev;
@@ -70,9 +78,9 @@ static int gpubuf_cu_attr(const struct gpubuf_cu *cu, int device,
 	return r ? gpubuf_cu_fail(cu, r, "cuDeviceGetAttribute") : 0;
 }
 
-/* Whether device can register host memory at all, and read-only if asked. */
+/* Whether device can register host memory, with the driver's READ_ONLY too. */
 static int gpubuf_cu_can_register(const struct gpubuf_cu *cu, int device,
-				  int read_only)
+				  bool read_only)
 {
 	int map = 0, reg = 0, ro = 0, err;
 
@@ -94,7 +102,7 @@ static int gpubuf_cu_can_register(const struct gpubuf_cu *cu, int device,
 		return -EOPNOTSUPP;
 	}
 	if (read_only && !ro) {
-		gpubuf_error_set("CUDA device %d cannot register read-only host memory",
+		gpubuf_error_set("CUDA device %d cannot register read-only host memory (CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED is 0), and the buffer is mapped read-only",
 				 device);
 		return -EOPNOTSUPP;
 	}
@@ -110,20 +118,24 @@ static int gpubuf_cu_devptr(const struct gpubuf_cu *cu, struct gpubuf *buf,
 	return r ? gpubuf_cu_fail(cu, r, "cuMemHostGetDevicePointer") : 0;
 }
 
-/* Register buf->ptr in device's context; the reg_device retain stays. */
+/*
+ * Register buf->ptr in device's context; the reg_device retain stays. Only
+ * a PROT_READ mapping gets the driver's READ_ONLY flag.
+ */
 static int gpubuf_cu_register_first(const struct gpubuf_cu *cu,
 				    struct gpubuf *buf, int device,
-				    int read_only, struct gpubuf_cuda_reg *reg)
+				    struct gpubuf_cuda_reg *reg)
 {
+	bool pages_read_only = buf->flags & GPUBUF_BUF_READONLY;
 	unsigned int cu_flags = CU_MEMHOSTREGISTER_PORTABLE |
 				CU_MEMHOSTREGISTER_DEVICEMAP;
 	CUcontext ctx;
 	CUresult r;
 	int err;
 
-	if (read_only)
+	if (pages_read_only)
 		cu_flags |= CU_MEMHOSTREGISTER_READ_ONLY;
-	err = gpubuf_cu_can_register(cu, device, read_only);
+	err = gpubuf_cu_can_register(cu, device, pages_read_only);
 	if (err)
 		return err;
 	err = gpubuf_cu_enter(cu, device, &ctx);
@@ -191,7 +203,7 @@ static int gpubuf_cu_unregister_all(const struct gpubuf_cu *cu,
 
 static int gpubuf_cu_register_locked(const struct gpubuf_cu *cu,
 				     struct gpubuf *buf, int device,
-				     int read_only, uint64_t *devptr)
+				     bool read_only, uint64_t *devptr)
 {
 	struct gpubuf_cuda_reg *reg = gpubuf_cuda_reg(buf);
 	bool fresh = !reg;
@@ -200,7 +212,7 @@ static int gpubuf_cu_register_locked(const struct gpubuf_cu *cu,
 
 	if (reg && reg->dev[device].count) {
 		/* A writable registration serves a read-only request. */
-		if (!read_only && (reg->cu_flags & CU_MEMHOSTREGISTER_READ_ONLY)) {
+		if (!read_only && reg->read_only) {
 			gpubuf_error_set("buffer is registered read-only with CUDA");
 			return -EBUSY;
 		}
@@ -214,7 +226,7 @@ static int gpubuf_cu_register_locked(const struct gpubuf_cu *cu,
 		*devptr = reg->dev[device].devptr;
 		return 0;
 	}
-	if (reg && !read_only && (reg->cu_flags & CU_MEMHOSTREGISTER_READ_ONLY)) {
+	if (reg && !read_only && reg->read_only) {
 		gpubuf_error_set("buffer is registered read-only with CUDA");
 		return -EBUSY;
 	}
@@ -224,14 +236,15 @@ static int gpubuf_cu_register_locked(const struct gpubuf_cu *cu,
 		if (!reg)
 			return -ENOMEM;
 		reg->ndev = cu->device_count;
-		err = gpubuf_cu_register_first(cu, buf, device, read_only, reg);
+		err = gpubuf_cu_register_first(cu, buf, device, reg);
 		if (err) {
 			free(reg);
 			return err;
 		}
+		reg->read_only = read_only;
 		gpubuf_hold_add(buf, &reg->hold, &gpubuf_cuda_hold_ops);
 	}
-	/* Another device joins: it must be able to map it, read-only too. */
+	/* Another device joins: it must be able to map it, as registered. */
 	if (!fresh) {
 		err = gpubuf_cu_can_register(cu, device, reg->cu_flags &
 					     CU_MEMHOSTREGISTER_READ_ONLY);
@@ -266,7 +279,8 @@ GPUBUF_EXPORT int gpubuf_cuda_register(struct gpubuf *buf, int device,
 {
 	GPUBUF_KEEP_ERRNO;
 	const struct gpubuf_cu *cu;
-	int read_only, err;
+	bool read_only;
+	int err;
 
 	gpubuf_error_clear();
 	if (!buf || !devptr || (flags & ~GPUBUF_CUDA_REGISTER_VALID_FLAGS))
@@ -274,7 +288,7 @@ GPUBUF_EXPORT int gpubuf_cuda_register(struct gpubuf *buf, int device,
 	err = gpubuf_cu_get_device(&cu, device);
 	if (err)
 		return err;
-	/* A PROT_READ mapping cannot be pinned for writing. */
+	/* A PROT_READ mapping is read-only whatever the caller asks. */
 	read_only = (flags & GPUBUF_CUDA_REGISTER_READ_ONLY) ||
 		    (buf->flags & GPUBUF_BUF_READONLY);
 	pthread_mutex_lock(&buf->lock);
@@ -335,7 +349,7 @@ int gpubuf_cuda_hold(struct gpubuf *buf, int device, uint64_t *devptr,
 		reg->dev[device].count++;
 		reg->total++;
 		*devptr = reg->dev[device].devptr;
-		*read_only = reg->cu_flags & CU_MEMHOSTREGISTER_READ_ONLY;
+		*read_only = reg->read_only;
 		err = 0;
 	}
 	pthread_mutex_unlock(&buf->lock);
@@ -382,7 +396,7 @@ GPUBUF_EXPORT int gpubuf_cuda_matrix_view(const struct gpubuf_matrix *m,
 	reg = gpubuf_cuda_reg(m->buf);
 	if (reg && device >= 0 && device < reg->ndev && reg->dev[device].count) {
 		base = reg->dev[device].devptr;
-		if (reg->cu_flags & CU_MEMHOSTREGISTER_READ_ONLY)
+		if (reg->read_only)
 			flags |= GPUBUF_CUDA_MATRIX_READ_ONLY;
 	}
 	pthread_mutex_unlock(&m->buf->lock);

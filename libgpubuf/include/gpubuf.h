@@ -342,6 +342,13 @@ const char *gpubuf_last_error(void);
  * Errors include -ENODEV (no NVIDIA driver or no such device) and
  * -EOPNOTSUPP (library built without CUDA, or the device cannot map host
  * memory); gpubuf_last_error() then holds the CUDA error name.
+ *
+ * READ_ONLY is a promise the library keeps (views and DLPack tensors are
+ * marked read-only; a writable request fails with -EBUSY while it
+ * stands); a writable mapping is still registered writable, so it works
+ * on hosts without read-only registration. A buffer mapped read-only
+ * (gpubuf_is_readonly()) is registered with the driver's READ_ONLY flag,
+ * and -EOPNOTSUPP where the device cannot do that.
  */
 #define GPUBUF_CUDA_REGISTER_READ_ONLY	(1u << 0)	/* GPU only reads */
 #define GPUBUF_CUDA_REGISTER_VALID_FLAGS (GPUBUF_CUDA_REGISTER_READ_ONLY)

@@ -2,8 +2,9 @@
 /*
  * Description: what a device may do with a buffer, against a stand-in
  * driver (stub_*.c, through LD_LIBRARY_PATH; cuda_stub_test.h runs each
- * test in a fresh process): read-only registrations, asked for or forced
- * by read-only pages, writable requests they refuse, never IOMEMORY; and
+ * test in a fresh process): read-only registrations, a promise kept by the
+ * library on writable pages and by the driver on read-only ones, writable
+ * requests they refuse, never IOMEMORY; and
  * the device pointers that matrix views and kDLCUDA DLPack tensors
  * (dlpack.c) carry, a tensor holding a registration count until its
  * deleter runs. Nothing here touches a GPU.
@@ -19,12 +20,20 @@
 
 /* ---- read-only registration --------------------------------------------- */
 
-static int read_only_request_gets_read_only(void)
+/*
+ * A read-only request on a writable mapping registers it writable (no
+ * CU_MEMHOSTREGISTER_READ_ONLY, which many hosts do not support) and the
+ * library keeps the promise: the views say read-only, a writable request
+ * is refused while the registration stands.
+ */
+static int read_only_request_registers_writable(void)
 {
 	struct gpubuf_ctx *ctx = t_open();
 	struct gpubuf *buf = t_buf(ctx, 2);
 	uint64_t dp = 0, dp2 = 0;
 	unsigned int rflags = 0;
+	struct gpubuf_cuda_matrix cm;
+	struct gpubuf_matrix m;
 	struct t_call c;
 
 	T_STUB();
@@ -32,9 +41,13 @@ static int read_only_request_gets_read_only(void)
 	     0);
 	T_EQ(dp, T_DEVPTR(0, gpubuf_ptr(buf)));
 	T_EQ(t_last("cuMemHostRegister", &c), 0);
-	T_EQ(c.flags, T_PD | T_RO);
+	T_EQ(c.flags, T_PD);
 	T_EQ(stub.registration(gpubuf_ptr(buf), &rflags, NULL, NULL), 0);
-	T_EQ(rflags, T_PD | T_RO);
+	T_EQ(rflags, T_PD);
+	T_EQ(gpubuf_matrix_view(buf, 0, GPUBUF_DTYPE_F32, 4, 4, 4,
+				GPUBUF_ROW_MAJOR, &m), 0);
+	T_EQ(gpubuf_cuda_matrix_view(&m, 0, &cm), 0);
+	T_EQ(cm.flags, GPUBUF_CUDA_MATRIX_READ_ONLY);
 	/* The GPU may not write through a read-only registration. */
 	stub.reset_log();
 	T_EQ(gpubuf_cuda_register(buf, 0, 0, &dp2), -EBUSY);
@@ -47,10 +60,38 @@ static int read_only_request_gets_read_only(void)
 	T_EQ(gpubuf_cuda_unregister(buf, 0), 0);
 	T_EQ(gpubuf_cuda_unregister(buf, 0), 0);
 	T_EQ(gpubuf_cuda_unregister(buf, 0), -ENXIO);
-	/* Once undone, the buffer may be registered writable. */
+	/* Once undone, the buffer may be registered for writing. */
 	T_EQ(gpubuf_cuda_register(buf, 0, 0, &dp2), 0);
 	T_EQ(t_last("cuMemHostRegister", &c), 0);
 	T_EQ(c.flags, T_PD);
+	T_EQ(gpubuf_cuda_matrix_view(&m, 0, &cm), 0);
+	T_EQ(cm.flags, 0);
+	gpubuf_unref(buf);
+	gpubuf_close(ctx);
+	T_CLEAN();
+	return T_PASS;
+}
+
+/*
+ * CUSTUB_ATTR=0:READ_ONLY_HOST_REGISTER_SUPPORTED=0, as a public report
+ * shows for a B300 host: a read-only request still works (it failed with
+ * -EOPNOTSUPP before, and so did every GEMM case of tests/lib/cuda.c).
+ */
+static int read_only_request_without_driver_support(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf *buf = t_buf(ctx, 1);
+	struct t_call c;
+	uint64_t dp;
+
+	T_STUB();
+	T_EQ(gpubuf_cuda_register(buf, 0, GPUBUF_CUDA_REGISTER_READ_ONLY, &dp),
+	     0);
+	T_EQ(t_last("cuMemHostRegister", &c), 0);
+	T_EQ(c.flags, T_PD);
+	T_EQ(gpubuf_cuda_register(buf, 0, 0, &dp), -EBUSY);
+	T_EQ(gpubuf_cuda_unregister(buf, 0), 0);
+	T_EQ(stub.registrations(), 0);
 	gpubuf_unref(buf);
 	gpubuf_close(ctx);
 	T_CLEAN();
@@ -83,33 +124,62 @@ static int read_only_registration_refuses_writable_other_device(void)
 }
 
 /*
- * A buffer mapped read-only (a O_RDONLY dma-buf import) is registered
- * READ_ONLY whatever the caller asks. The memfd backend makes no such
- * buffer; a dma-heap does, where there is one.
+ * A dma-buf fd opened O_RDONLY, from gpubuf.ko (the guest) or a dma-heap;
+ * the memfd backend has none. Sets *fd, or returns the skip.
+ */
+static int t_read_only_dmabuf(size_t len, int *fd)
+{
+	struct gpubuf_alloc ga = {
+		.size = len,
+		.fd_flags = O_RDONLY | O_CLOEXEC,
+		.numa_node = GPUBUF_NUMA_ANY,
+	};
+	struct dma_heap_allocation_data ha = {
+		.len = len,
+		.fd_flags = O_RDONLY | O_CLOEXEC,
+	};
+	int dev, err;
+
+	dev = open("/dev/gpubuf", O_RDWR | O_CLOEXEC);
+	if (dev >= 0) {
+		err = ioctl(dev, GPUBUF_IOC_ALLOC, &ga) ? -errno : 0;
+		close(dev);
+		if (err)
+			return t_skip("GPUBUF_IOC_ALLOC: %s", strerror(-err));
+		*fd = ga.fd;
+		return 0;
+	}
+	dev = open("/dev/dma_heap/system", O_RDONLY | O_CLOEXEC);
+	if (dev < 0)
+		return t_skip("neither /dev/gpubuf nor /dev/dma_heap/system for a read-only dma-buf (the guest run has gpubuf.ko)");
+	err = ioctl(dev, DMA_HEAP_IOCTL_ALLOC, &ha) ? -errno : 0;
+	close(dev);
+	if (err)
+		return t_skip("dma-heap allocation: %s", strerror(-err));
+	*fd = (int)ha.fd;
+	return 0;
+}
+
+/*
+ * A buffer mapped read-only (a O_RDONLY dma-buf import) cannot be pinned
+ * for writing: it is registered with the driver's READ_ONLY whatever the
+ * caller asks.
  */
 static int read_only_buffer_gets_read_only(void)
 {
-	struct dma_heap_allocation_data a = {
-		.len = 4 * t_ps(),
-		.fd_flags = O_RDONLY | O_CLOEXEC,
-	};
 	struct gpubuf_ctx *ctx;
 	struct gpubuf *buf;
 	struct t_call c;
 	uint64_t dp;
-	int heap, err;
+	int fd, err;
 
-	heap = open("/dev/dma_heap/system", O_RDONLY | O_CLOEXEC);
-	if (heap < 0)
-		return t_skip("no /dev/dma_heap/system for a read-only dma-buf");
-	err = ioctl(heap, DMA_HEAP_IOCTL_ALLOC, &a) ? -errno : 0;
-	close(heap);
+	err = t_read_only_dmabuf(4 * t_ps(), &fd);
 	if (err)
-		return t_skip("dma-heap allocation: %s", strerror(-err));
+		return err;
 	T_STUB();
 	ctx = t_open();
-	T_EQ(gpubuf_import(ctx, (int)a.fd, &buf), 0);
-	close((int)a.fd);
+	T_EQ(gpubuf_import(ctx, fd, &buf), 0);
+	close(fd);
 	T_EQ(gpubuf_is_readonly(buf), 1);
 	T_EQ(gpubuf_cuda_register(buf, 0, 0, &dp), 0);
 	T_EQ(t_last("cuMemHostRegister", &c), 0);
@@ -121,9 +191,42 @@ static int read_only_buffer_gets_read_only(void)
 }
 
 /*
+ * CUSTUB_ATTR=0:READ_ONLY_HOST_REGISTER_SUPPORTED=0: a read-only mapping
+ * needs the driver's READ_ONLY, so there it is refused, saying why, before
+ * the driver is asked to register anything.
+ */
+static int read_only_buffer_without_driver_support(void)
+{
+	struct gpubuf_ctx *ctx;
+	struct gpubuf *buf;
+	uint64_t dp;
+	int fd, err;
+
+	err = t_read_only_dmabuf(4 * t_ps(), &fd);
+	if (err)
+		return err;
+	T_STUB();
+	ctx = t_open();
+	T_EQ(gpubuf_import(ctx, fd, &buf), 0);
+	close(fd);
+	T_EQ(gpubuf_cuda_register(buf, 0, GPUBUF_CUDA_REGISTER_READ_ONLY, &dp),
+	     -EOPNOTSUPP);
+	T_ERR_HAS("READ_ONLY_HOST_REGISTER_SUPPORTED");
+	T_EQ(stub.log_count("cuMemHostRegister"), 0);
+	T_EQ(stub.retains(0), 0);
+	gpubuf_unref(buf);
+	gpubuf_close(ctx);
+	T_CLEAN();
+	return T_PASS;
+}
+
+/*
  * The stand-in pins for writing only writable pages, as the kernel does:
  * what makes read_only_buffer_gets_read_only meaningful. The library
- * passes the refusal on and keeps nothing.
+ * passes the refusal on and keeps nothing. It takes the pages' protection
+ * from how it mapped the buffer, so protection changed behind its back
+ * fails a read-only request too (registered writable, as the mapping was
+ * made), and works again once restored.
  */
 static int writable_pin_of_read_only_pages_refused(void)
 {
@@ -138,10 +241,14 @@ static int writable_pin_of_read_only_pages_refused(void)
 	T_EQ(stub.registrations(), 0);
 	T_EQ(stub.retains(0), 0);
 	T_EQ(gpubuf_cuda_register(buf, 0, GPUBUF_CUDA_REGISTER_READ_ONLY, &dp),
-	     0);
-	T_EQ(gpubuf_cuda_unregister(buf, 0), 0);
+	     -EINVAL);
+	T_EQ(stub.registrations(), 0);
+	T_EQ(stub.retains(0), 0);
 	T_EQ(mprotect(gpubuf_ptr(buf), gpubuf_size(buf),
 		      PROT_READ | PROT_WRITE), 0);
+	T_EQ(gpubuf_cuda_register(buf, 0, GPUBUF_CUDA_REGISTER_READ_ONLY, &dp),
+	     0);
+	T_EQ(gpubuf_cuda_unregister(buf, 0), 0);
 	gpubuf_unref(buf);
 	gpubuf_close(ctx);
 	T_CLEAN();
@@ -162,7 +269,7 @@ static int register_flags_never_iomemory(void)
 	T_EQ(gpubuf_cuda_register(b, 0, GPUBUF_CUDA_REGISTER_READ_ONLY, &dp), 0);
 	gpubuf_unref(a);
 	gpubuf_unref(b);
-	T_EQ(stub.flags_seen("cuMemHostRegister"), T_PD | T_RO);
+	T_EQ(stub.flags_seen("cuMemHostRegister"), T_PD);
 	gpubuf_close(ctx);
 	T_CLEAN();
 	return T_PASS;
@@ -410,10 +517,14 @@ static int fork_child_never_calls_driver(void)
 
 /* name, environment ("K=V K=V") */
 #define T_CASES(X)							\
-	X(read_only_request_gets_read_only, "")				\
+	X(read_only_request_registers_writable, "")			\
+	X(read_only_request_without_driver_support,			\
+	  "CUSTUB_ATTR=0:READ_ONLY_HOST_REGISTER_SUPPORTED=0")		\
 	X(read_only_registration_refuses_writable_other_device,	\
 	  "CUSTUB_DEVICES=2")						\
 	X(read_only_buffer_gets_read_only, "")				\
+	X(read_only_buffer_without_driver_support,			\
+	  "CUSTUB_ATTR=0:READ_ONLY_HOST_REGISTER_SUPPORTED=0")		\
 	X(writable_pin_of_read_only_pages_refused, "")			\
 	X(register_flags_never_iomemory, "CUSTUB_DEVICES=2")		\
 	X(matrix_view_device_pointer, "CUSTUB_DEVICES=2")		\

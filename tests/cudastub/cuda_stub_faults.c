@@ -311,30 +311,6 @@ static int no_map_host_memory(void)
 	return T_PASS;
 }
 
-/* CUSTUB_ATTR=0:READ_ONLY_HOST_REGISTER_SUPPORTED=0 */
-static int no_read_only_register_support(void)
-{
-	struct gpubuf_ctx *ctx = t_open();
-	struct gpubuf *buf = t_buf(ctx, 1);
-	struct t_call c;
-	uint64_t dp;
-
-	T_STUB();
-	T_EQ(gpubuf_cuda_register(buf, 0, GPUBUF_CUDA_REGISTER_READ_ONLY, &dp),
-	     -EOPNOTSUPP);
-	T_ERR_HAS("read-only");
-	T_EQ(stub.log_count("cuMemHostRegister"), 0);
-	T_EQ(stub.retains(0), 0);
-	/* Writable registration is still there. */
-	T_EQ(gpubuf_cuda_register(buf, 0, 0, &dp), 0);
-	T_EQ(t_last("cuMemHostRegister", &c), 0);
-	T_EQ(c.flags, T_PD);
-	gpubuf_unref(buf);
-	gpubuf_close(ctx);
-	T_CLEAN();
-	return T_PASS;
-}
-
 /*
  * CUSTUB_DEVICES=2 CUSTUB_ATTR=1:CAN_MAP_HOST_MEMORY=0: a device that
  * cannot map host memory gets no device pointer, even to a registration
@@ -432,8 +408,6 @@ static int failed_unregister_leaves_nothing_pinned(void)
 	X(no_host_register_support,					\
 	  "CUSTUB_ATTR=0:HOST_REGISTER_SUPPORTED=0")			\
 	X(no_map_host_memory, "CUSTUB_ATTR=0:CAN_MAP_HOST_MEMORY=0")	\
-	X(no_read_only_register_support,				\
-	  "CUSTUB_ATTR=0:READ_ONLY_HOST_REGISTER_SUPPORTED=0")		\
 	X(second_device_cannot_map,					\
 	  "CUSTUB_DEVICES=2 CUSTUB_ATTR=1:CAN_MAP_HOST_MEMORY=0")	\
 	X(failed_unregister_leaves_nothing_pinned,			\

@@ -7,6 +7,7 @@
  * GEMV/GEMM kernels run on zero-copy views of both layouts, padded ld and
  * sub-views, checked against a CPU reference computed in double.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -136,6 +137,54 @@ static int register_counts_and_unregisters(void)
 	T_EQ(gpubuf_alloc(ctx, 4 << 20, NULL, &buf), 0);
 	T_EQ(gpubuf_cuda_register(buf, 0, 0, &p1), 0);
 	gpubuf_unref(buf);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+/*
+ * CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED (113 in cuda.h),
+ * asked of the driver directly: -1 if it cannot be asked.
+ */
+static int t_read_only_register_supported(void)
+{
+	int (*get_attr)(int *value, int attr, int dev);
+	int (*get_dev)(int *dev, int ordinal);
+	void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	int dev, v = -1;
+
+	if (!lib)
+		return -1;
+	get_attr = (int (*)(int *, int, int))dlsym(lib, "cuDeviceGetAttribute");
+	get_dev = (int (*)(int *, int))dlsym(lib, "cuDeviceGet");
+	if (!get_attr || !get_dev || get_dev(&dev, 0) || get_attr(&v, 113, dev))
+		v = -1;
+	dlclose(lib);
+	return v;
+}
+
+/*
+ * A read-only request on a writable mapping works whatever the device
+ * says about read-only registration (0 on some discrete x86 hosts), and
+ * the library keeps it read-only.
+ */
+static int read_only_request_on_this_host(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_cuda_matrix cm;
+	struct gpubuf_matrix m;
+	uint64_t devptr;
+
+	printf("# device 0: READ_ONLY_HOST_REGISTER_SUPPORTED = %d\n",
+	       t_read_only_register_supported());
+	T_EQ(gpubuf_matrix_alloc(ctx, GPUBUF_DTYPE_F32, 64, 64,
+				 GPUBUF_ROW_MAJOR, 0, &m), 0);
+	T_EQ(gpubuf_cuda_register(m.buf, 0, GPUBUF_CUDA_REGISTER_READ_ONLY,
+				  &devptr), 0);
+	T_EQ(gpubuf_cuda_matrix_view(&m, 0, &cm), 0);
+	T_EQ(cm.flags, GPUBUF_CUDA_MATRIX_READ_ONLY);
+	T_EQ(gpubuf_cuda_register(m.buf, 0, 0, &devptr), -EBUSY);
+	T_EQ(gpubuf_cuda_unregister(m.buf, 0), 0);
+	gpubuf_matrix_release(&m);
 	gpubuf_close(ctx);
 	return T_PASS;
 }
@@ -473,6 +522,7 @@ int main(void)
 		T_TEST(bad_arguments_are_einval),
 		T_TEST(unregistered_view_is_enxio),
 		T_TEST_ON(T_CUDA, register_counts_and_unregisters),
+		T_TEST_ON(T_CUDA, read_only_request_on_this_host),
 		T_TEST_ON(T_CUDA, bad_device_is_enodev),
 		T_TEST_ON(T_CUDA, memfd_backend_registers),
 		T_TEST_ON(T_CUDA, dlpack_cuda_holds_registration),
