@@ -82,7 +82,7 @@ deb      pkg @build-depends   debian/control's Build-Depends, through apt-get bu
 deb      cmd dpkg-buildpackage dpkg-checkbuilddeps dh lintian fakeroot
 # make check: lint, build, packages, install tests, the QEMU guest.
 check    uses lint lib install deb python
-check    pkg g++              the C++ check of gpubuf.h (libgpubuf's make check)
+check    pkg g++              the C++ check of gpubuf.h and the GPU kernels run on the CPU (tests/simt)
 check    pkg pkgconf          pkg-config builds the README example
 check    pkg python3          libgpubuf's test generators
 check    pkg cpio             the guest's initramfs
