@@ -25,17 +25,17 @@
 /*
  * One registration per buffer (the driver refuses a second one of the same
  * range), made in reg_device's primary context and PORTABLE, so every
- * context sees it.
+ * context sees it. Each device with a count holds a retain on its primary
+ * context; reg_device holds one more for the registration itself, because
+ * destroying the registering context would drop the page lock. The
+ * registration is a hold on its buffer.
  *
  * read_only is the library's promise (views and DLPack tensors say the GPU
  * only reads; a writable request is refused while it stands). The driver's
  * CU_MEMHOSTREGISTER_READ_ONLY is used only for a PROT_READ mapping, which
  * cannot be pinned for writing: many hosts report
  * CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED = 0, and a read-only
- * request on a writable mapping must work on them too. Each device with a count holds a retain on its primary
- * context; reg_device holds one more for the registration itself, because
- * destroying the registering context would drop the page lock. The
- * registration is a hold on its buffer.
+ * request on a writable mapping must work on them too.
  */
 struct gpubuf_cuda_reg {
 	struct gpubuf_hold hold;
@@ -210,12 +210,12 @@ static int gpubuf_cu_register_locked(const struct gpubuf_cu *cu,
 	CUcontext ctx;
 	int err;
 
+	/* A writable registration serves a read-only request, not the reverse. */
+	if (reg && !read_only && reg->read_only) {
+		gpubuf_error_set("buffer is registered read-only with CUDA");
+		return -EBUSY;
+	}
 	if (reg && reg->dev[device].count) {
-		/* A writable registration serves a read-only request. */
-		if (!read_only && reg->read_only) {
-			gpubuf_error_set("buffer is registered read-only with CUDA");
-			return -EBUSY;
-		}
 		if (reg->dev[device].count == UINT_MAX ||
 		    reg->total == UINT_MAX) {
 			gpubuf_error_set("too many registrations of one buffer");
@@ -225,10 +225,6 @@ static int gpubuf_cu_register_locked(const struct gpubuf_cu *cu,
 		reg->total++;
 		*devptr = reg->dev[device].devptr;
 		return 0;
-	}
-	if (reg && !read_only && reg->read_only) {
-		gpubuf_error_set("buffer is registered read-only with CUDA");
-		return -EBUSY;
 	}
 	if (fresh) {
 		reg = calloc(1, sizeof(*reg) +

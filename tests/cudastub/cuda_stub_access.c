@@ -160,6 +160,22 @@ static int t_read_only_dmabuf(size_t len, int *fd)
 	return 0;
 }
 
+/* A new context and a buffer imported from a read-only dma-buf, or the skip. */
+static int t_read_only_buf(struct gpubuf_ctx **ctx, struct gpubuf **buf)
+{
+	int fd = -1, err;
+
+	err = t_read_only_dmabuf(4 * t_ps(), &fd);
+	if (err)
+		return err;
+	*ctx = t_open();
+	err = gpubuf_import(*ctx, fd, buf);
+	close(fd);
+	T_EQ(err, 0);
+	T_EQ(gpubuf_is_readonly(*buf), 1);
+	return 0;
+}
+
 /*
  * A buffer mapped read-only (a O_RDONLY dma-buf import) cannot be pinned
  * for writing: it is registered with the driver's READ_ONLY whatever the
@@ -171,16 +187,11 @@ static int read_only_buffer_gets_read_only(void)
 	struct gpubuf *buf;
 	struct t_call c;
 	uint64_t dp;
-	int fd, err;
+	int err = t_read_only_buf(&ctx, &buf);
 
-	err = t_read_only_dmabuf(4 * t_ps(), &fd);
 	if (err)
 		return err;
 	T_STUB();
-	ctx = t_open();
-	T_EQ(gpubuf_import(ctx, fd, &buf), 0);
-	close(fd);
-	T_EQ(gpubuf_is_readonly(buf), 1);
 	T_EQ(gpubuf_cuda_register(buf, 0, 0, &dp), 0);
 	T_EQ(t_last("cuMemHostRegister", &c), 0);
 	T_EQ(c.flags, T_PD | T_RO);
@@ -200,15 +211,11 @@ static int read_only_buffer_without_driver_support(void)
 	struct gpubuf_ctx *ctx;
 	struct gpubuf *buf;
 	uint64_t dp;
-	int fd, err;
+	int err = t_read_only_buf(&ctx, &buf);
 
-	err = t_read_only_dmabuf(4 * t_ps(), &fd);
 	if (err)
 		return err;
 	T_STUB();
-	ctx = t_open();
-	T_EQ(gpubuf_import(ctx, fd, &buf), 0);
-	close(fd);
 	T_EQ(gpubuf_cuda_register(buf, 0, GPUBUF_CUDA_REGISTER_READ_ONLY, &dp),
 	     -EOPNOTSUPP);
 	T_ERR_HAS("READ_ONLY_HOST_REGISTER_SUPPORTED");

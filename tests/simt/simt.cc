@@ -124,8 +124,8 @@ int resolve_shuffles(std::string *err)
 			return -1;
 		}
 		if (first.check_mask &&
-		    (L.warp > 64 || first.mask != (L.warp == 64 ? ~0ull :
-			(1ull << L.warp) - 1) || w1 - w0 != L.warp)) {
+		    (first.mask != (L.warp == 64 ? ~0ull : (1ull << L.warp) - 1) ||
+		     w1 - w0 != L.warp)) {
 			char b[200];
 
 			snprintf(b, sizeof(b),

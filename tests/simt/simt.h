@@ -49,7 +49,6 @@ static inline uint4 make_uint4(unsigned int x, unsigned int y,
 
 #define __global__
 #define __device__
-#define __host__
 #define __forceinline__ inline
 #define __launch_bounds__(...)
 /* The block's memory: blocks run one at a time, threads share statics. */
