@@ -428,6 +428,12 @@ GPUBUF_EXPORT int gpubuf_cuda_device_count(int *count)
 	return gpubuf_no_cuda();
 }
 
+GPUBUF_EXPORT int gpubuf_cuda_device_release(int device)
+{
+	(void)device;
+	return gpubuf_no_cuda();
+}
+
 GPUBUF_EXPORT int gpubuf_cuda_register(struct gpubuf *buf, int device,
 				       unsigned int flags, uint64_t *devptr)
 {

@@ -3,16 +3,20 @@
  * CUDA driver API: lazy loading through dlopen and cuGetProcAddress_v2,
  * CUresult to errno mapping, and primary-context entry and exit.
  *
- * The only process-wide state is the loaded driver table, written once
- * under pthread_once and read-only afterwards. Compiled only when the
- * toolkit's headers were found (GPUBUF_HAVE_CUDA).
+ * The process-wide state is the loaded driver table, written once under
+ * pthread_once and read-only afterwards, and one flag per device saying
+ * whether the library holds its lifetime retain of that device's primary
+ * context. Compiled only when the toolkit's headers were found
+ * (GPUBUF_HAVE_CUDA).
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "cuda/cuda_driver.h"
@@ -21,13 +25,26 @@
 /* Ask for legacy default-stream semantics: a NULL stream is stream 0. */
 #define GPUBUF_CU_PROC_FLAGS	CU_GET_PROC_ADDRESS_LEGACY_STREAM
 
+/*
+ * A primary context lives while anyone retains it; the last release
+ * destroys it, and making it again costs hundreds of milliseconds on a
+ * large GPU. So the first retain the library takes on a device comes
+ * with one more, kept (kept[device]) until gpubuf_cuda_device_release()
+ * or the end of the process. No destructor gives it back at exit: libcuda,
+ * dlopen()ed after libgpubuf, is finalised before it.
+ */
 static struct {
 	pthread_once_t once;
 	pid_t pid;		/* the process that initialised the driver */
 	int err;
 	char msg[200];
 	struct gpubuf_cu cu;
-} gpubuf_cu_loaded = { .once = PTHREAD_ONCE_INIT };
+	pthread_mutex_t keep_lock;	/* taking or dropping a kept retain */
+	atomic_bool *kept;		/* cu.device_count flags */
+} gpubuf_cu_loaded = {
+	.once = PTHREAD_ONCE_INIT,
+	.keep_lock = PTHREAD_MUTEX_INITIALIZER,
+};
 
 static int gpubuf_cu_errno(CUresult r)
 {
@@ -172,8 +189,15 @@ static void gpubuf_cu_load(void)
 		return;
 	}
 	gpubuf_cu_loaded.pid = getpid();
-	if (cu->device_count <= 0)
+	if (cu->device_count <= 0) {
 		gpubuf_cu_load_fail(-ENODEV, "no CUDA device");
+		return;
+	}
+	gpubuf_cu_loaded.kept = calloc((size_t)cu->device_count,
+				       sizeof(*gpubuf_cu_loaded.kept));
+	if (!gpubuf_cu_loaded.kept)
+		gpubuf_cu_load_fail(-ENOMEM, "out of memory for %d CUDA devices",
+				    cu->device_count);
 }
 
 /* A child of fork() inherits no usable CUDA state; calls there may hang. */
@@ -213,6 +237,26 @@ int gpubuf_cu_get_device(const struct gpubuf_cu **cu, int device)
 	return 0;
 }
 
+/* Take the library's lifetime retain of dev's context, once. */
+static CUresult gpubuf_cu_keep(const struct gpubuf_cu *cu, int device,
+			       CUdevice dev)
+{
+	atomic_bool *kept = &gpubuf_cu_loaded.kept[device];
+	CUresult r = CUDA_SUCCESS;
+	CUcontext ctx;
+
+	if (atomic_load_explicit(kept, memory_order_acquire))
+		return CUDA_SUCCESS;
+	pthread_mutex_lock(&gpubuf_cu_loaded.keep_lock);
+	if (!atomic_load_explicit(kept, memory_order_relaxed)) {
+		r = cu->cuDevicePrimaryCtxRetain(&ctx, dev);
+		if (r == CUDA_SUCCESS)
+			atomic_store_explicit(kept, true, memory_order_release);
+	}
+	pthread_mutex_unlock(&gpubuf_cu_loaded.keep_lock);
+	return r;
+}
+
 int gpubuf_cu_retain(const struct gpubuf_cu *cu, int device,
 			    CUcontext *ctx)
 {
@@ -222,7 +266,15 @@ int gpubuf_cu_retain(const struct gpubuf_cu *cu, int device,
 	r = cu->cuDeviceGet(&dev, device);
 	if (r == CUDA_SUCCESS)
 		r = cu->cuDevicePrimaryCtxRetain(ctx, dev);
-	return r ? gpubuf_cu_fail(cu, r, "cuDevicePrimaryCtxRetain") : 0;
+	if (r != CUDA_SUCCESS)
+		return gpubuf_cu_fail(cu, r, "cuDevicePrimaryCtxRetain");
+	/* The kernel cache relies on it: no kept retain, no retain. */
+	r = gpubuf_cu_keep(cu, device, dev);
+	if (r != CUDA_SUCCESS) {
+		cu->cuDevicePrimaryCtxRelease(dev);
+		return gpubuf_cu_fail(cu, r, "cuDevicePrimaryCtxRetain");
+	}
+	return 0;
 }
 
 void gpubuf_cu_unretain(const struct gpubuf_cu *cu, int device)
@@ -231,6 +283,40 @@ void gpubuf_cu_unretain(const struct gpubuf_cu *cu, int device)
 
 	if (cu->cuDeviceGet(&dev, device) == CUDA_SUCCESS)
 		cu->cuDevicePrimaryCtxRelease(dev);
+}
+
+GPUBUF_EXPORT int gpubuf_cuda_device_release(int device)
+{
+	GPUBUF_KEEP_ERRNO;
+	const struct gpubuf_cu *cu;
+	atomic_bool *kept;
+	CUdevice dev;
+	CUresult r;
+	int err;
+
+	gpubuf_error_clear();
+	err = gpubuf_cu_get_device(&cu, device);
+	if (err)
+		return err;
+	kept = &gpubuf_cu_loaded.kept[device];
+	if (!atomic_load_explicit(kept, memory_order_acquire))
+		return 0;
+	/* The kernels live in the context: unload them while it is there. */
+	err = gpubuf_cu_kernels_unload(cu, device);
+	if (err)
+		return err;
+	r = cu->cuDeviceGet(&dev, device);
+	if (r != CUDA_SUCCESS)
+		return gpubuf_cu_fail(cu, r, "cuDeviceGet");
+	pthread_mutex_lock(&gpubuf_cu_loaded.keep_lock);
+	if (atomic_load_explicit(kept, memory_order_relaxed)) {
+		r = cu->cuDevicePrimaryCtxRelease(dev);
+		if (r == CUDA_SUCCESS)
+			atomic_store_explicit(kept, false,
+					      memory_order_release);
+	}
+	pthread_mutex_unlock(&gpubuf_cu_loaded.keep_lock);
+	return r ? gpubuf_cu_fail(cu, r, "cuDevicePrimaryCtxRelease") : 0;
 }
 
 GPUBUF_EXPORT int gpubuf_cu_enter(const struct gpubuf_cu *cu, int device,

@@ -23,7 +23,10 @@
 /* The driver, and device a valid ordinal on it (-ENODEV otherwise). */
 int gpubuf_cu_get_device(const struct gpubuf_cu **cu, int device);
 
-/* Retain device's primary context, and give one retain back. */
+/*
+ * Retain device's primary context, and give one retain back. The first
+ * retain on a device also takes the library's lifetime retain of it.
+ */
 int gpubuf_cu_retain(const struct gpubuf_cu *cu, int device, CUcontext *ctx);
 void gpubuf_cu_unretain(const struct gpubuf_cu *cu, int device);
 
@@ -41,6 +44,12 @@ enum gpubuf_cu_kernel {
 /* Needs the device's primary context current (gpubuf_cu_enter). */
 int gpubuf_cu_kernel(const struct gpubuf_cu *cu, int device,
 		     enum gpubuf_cu_kernel k, CUfunction *fn);
+
+/*
+ * Unload device's kernels, if loaded, before its kept retain goes
+ * (gpubuf_cuda_device_release); the next launch loads them again.
+ */
+int gpubuf_cu_kernels_unload(const struct gpubuf_cu *cu, int device);
 
 #endif /* GPUBUF_HAVE_CUDA */
 

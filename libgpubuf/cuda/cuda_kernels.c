@@ -5,10 +5,11 @@
  * gpubuf_cuda_gemv() / gpubuf_cuda_gemm().
  *
  * The fatbin is loaded once per device into its primary context, the
- * context every libgpubuf call works in. The cache holds one retain of
- * that context for the life of the process, so the module and its
- * function handles stay valid however the callers' own retains come and
- * go. A failed load leaves the slot empty and is tried again next time.
+ * context every libgpubuf call works in. The library's lifetime retain of
+ * that context (cuda_driver.c) keeps the module and its function handles
+ * valid however the callers' own retains come and go, until
+ * gpubuf_cuda_device_release() unloads them with it. A failed load leaves
+ * the slot empty and is tried again next time.
  *
  * Everything a caller passes is checked before the driver is touched, so
  * a bad view costs no driver load and gives the same errno on machines
@@ -21,6 +22,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cuda/cuda_driver.h"
 #include "core/internal.h"
@@ -49,7 +51,7 @@ static const char *const gpubuf_cu_kernel_names[GPUBUF_CU_NR_KERNELS] = {
 /* GEMV blocks beyond this only queue up behind the resident ones. */
 #define GPUBUF_CU_GEMV_GRID_MAX	(1u << 20)
 
-/* One device's kernels; immutable once mod is set, which is never undone. */
+/* One device's kernels; immutable while published (ready). */
 struct gpubuf_cu_module {
 	CUmodule mod;
 	CUfunction fn[GPUBUF_CU_NR_KERNELS];
@@ -143,7 +145,7 @@ err_unload:
 	return gpubuf_cu_fail(cu, r, what);
 }
 
-/* Load into the primary context, keeping a retain of it on success. */
+/* Load into the primary context, which the lifetime retain keeps. */
 static int gpubuf_cu_module_load(const struct gpubuf_cu *cu, int device,
 				 struct gpubuf_cu_module *m)
 {
@@ -160,13 +162,8 @@ static int gpubuf_cu_module_load(const struct gpubuf_cu *cu, int device,
 	if (err)
 		return err;
 	err = gpubuf_cu_module_fill(cu, dev, m);
-	if (err) {
-		gpubuf_cu_leave(cu, device);
-		return err;
-	}
-	/* Pop only: enter's retain is the one the cache keeps. */
-	cu->cuCtxPopCurrent(&ctx);
-	return 0;
+	gpubuf_cu_leave(cu, device);
+	return err;
 }
 
 static void gpubuf_cu_slots_init(void)
@@ -185,7 +182,7 @@ static void gpubuf_cu_slots_init(void)
 	gpubuf_cu_modules.dev = slots;
 }
 
-/* device's loaded module; the pointer stays valid for the process. */
+/* device's loaded module, valid until gpubuf_cu_kernels_unload(). */
 static int gpubuf_cu_module_get(const struct gpubuf_cu *cu, int device,
 				const struct gpubuf_cu_module **out)
 {
@@ -213,6 +210,42 @@ static int gpubuf_cu_module_get(const struct gpubuf_cu *cu, int device,
 	}
 	pthread_mutex_unlock(&slot->lock);
 	*out = &slot->m;
+	return err;
+}
+
+/*
+ * Like cudaDeviceReset(), this must not race with launches on device:
+ * they read the published module without a lock.
+ */
+int gpubuf_cu_kernels_unload(const struct gpubuf_cu *cu, int device)
+{
+	struct gpubuf_cu_slot *slot;
+	struct gpubuf_cu_module *m;
+	CUcontext ctx;
+	CUresult r;
+	int err;
+
+	pthread_once(&gpubuf_cu_modules.once, gpubuf_cu_slots_init);
+	if (!gpubuf_cu_modules.dev)
+		return 0;	/* then nothing was ever loaded */
+	slot = &gpubuf_cu_modules.dev[device];
+	pthread_mutex_lock(&slot->lock);
+	m = atomic_load_explicit(&slot->ready, memory_order_relaxed);
+	if (!m) {
+		pthread_mutex_unlock(&slot->lock);
+		return 0;
+	}
+	err = gpubuf_cu_enter(cu, device, &ctx);
+	if (!err) {
+		r = cu->cuModuleUnload(m->mod);
+		gpubuf_cu_leave(cu, device);
+		/* Unloaded or not, the handles must not be used again. */
+		atomic_store_explicit(&slot->ready, NULL, memory_order_release);
+		memset(m, 0, sizeof(*m));
+		if (r != CUDA_SUCCESS)
+			err = gpubuf_cu_fail(cu, r, "cuModuleUnload");
+	}
+	pthread_mutex_unlock(&slot->lock);
 	return err;
 }
 
@@ -388,6 +421,13 @@ int gpubuf_cu_kernel(const struct gpubuf_cu *cu, int device,
 {
 	(void)cu, (void)device, (void)k, (void)fn;
 	return gpubuf_no_kernels();
+}
+
+/* Without kernels there is nothing to unload. */
+int gpubuf_cu_kernels_unload(const struct gpubuf_cu *cu, int device)
+{
+	(void)cu, (void)device;
+	return 0;
 }
 
 GPUBUF_EXPORT int gpubuf_cu_stream_read(const struct gpubuf_cu *cu, int device,

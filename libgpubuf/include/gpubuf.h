@@ -359,6 +359,18 @@ int gpubuf_cuda_register(struct gpubuf *buf, int device, unsigned int flags,
 int gpubuf_cuda_unregister(struct gpubuf *buf, int device);
 
 /*
+ * The first CUDA call of the library on a device retains that device's
+ * primary context for the rest of the process, so unregistering the last
+ * buffer does not destroy it (and the next registration re-create it).
+ * gpubuf_cuda_device_release() gives that retain back and unloads the
+ * library's kernels there; registrations keep their own retains, and the
+ * library's next call on the device takes it again. Not while another
+ * thread uses the device through libgpubuf. 0 also when nothing was
+ * held; -ENODEV for no driver or no such device.
+ */
+int gpubuf_cuda_device_release(int device);
+
+/*
  * A matrix in a CUDA device's address space, a plain value like struct
  * gpubuf_matrix: element (r, c) is at devptr + (r * ld + c) * size
  * (row-major) or devptr + (c * ld + r) * size (col-major). It can describe

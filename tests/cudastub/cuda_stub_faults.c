@@ -137,7 +137,7 @@ static int register_out_of_memory(void)
 	T_EQ(dp, 7);
 	T_EQ(stub.log_count("cuMemHostRegister"), 1);
 	T_EQ(stub.registrations(), 0);
-	T_EQ(stub.retains(0), 0);
+	T_EQ(stub.retains(0), 1);	/* the lifetime retain only */
 	T_EQ(gpubuf_cuda_unregister(buf, 0), -ENXIO);
 	/* Nothing stuck: the next attempt works. */
 	T_EQ(gpubuf_cuda_register(buf, 0, 0, &dp), 0);
@@ -166,7 +166,7 @@ static int device_pointer_failure_undoes_registration(void)
 	T_CHECK(c.ptr == gpubuf_ptr(buf));
 	T_EQ(c.result, CUDA_SUCCESS);
 	T_EQ(stub.registrations(), 0);
-	T_EQ(stub.retains(0), 0);
+	T_EQ(stub.retains(0), 1);
 	T_EQ(gpubuf_cuda_register(buf, 0, 0, &dp), 0);
 	gpubuf_unref(buf);
 	gpubuf_close(ctx);
@@ -192,8 +192,8 @@ static int device_pointer_failure_second_device(void)
 	/* Device 0's registration is untouched; device 1 holds nothing. */
 	T_EQ(stub.registrations(), 1);
 	T_EQ(stub.log_count("cuMemHostUnregister"), 0);
-	T_EQ(stub.retains(0), 2);
-	T_EQ(stub.retains(1), 0);
+	T_EQ(stub.retains(0), 3);
+	T_EQ(stub.retains(1), 1);	/* the lifetime retain only */
 	T_EQ(gpubuf_cuda_unregister(buf, 1), -ENXIO);
 	T_EQ(gpubuf_cuda_register(buf, 0, 0, &dp), 0);
 	T_EQ(dp, dp0);
@@ -207,8 +207,37 @@ static int device_pointer_failure_second_device(void)
 
 /*
  * CUSTUB_FAIL=cuDevicePrimaryCtxRetain:2:CUDA_ERROR_OUT_OF_MEMORY: the
- * registration's own retain (the first is the one that makes the
- * context current for cuMemHostRegister).
+ * library's lifetime retain, taken with the first retain on the device
+ * (the one that makes the context current for cuMemHostRegister). Without
+ * it nothing goes ahead: the kernel cache relies on it.
+ */
+static int lifetime_retain_failure_undoes(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf *buf = t_buf(ctx, 1);
+	uint64_t dp = 7;
+
+	T_STUB();
+	T_EQ(gpubuf_cuda_register(buf, 0, 0, &dp), -ENOMEM);
+	T_ERR_HAS("CUDA_ERROR_OUT_OF_MEMORY");
+	T_EQ(dp, 7);
+	T_EQ(stub.log_count("cuMemHostRegister"), 0);
+	T_EQ(stub.log_count("cuDevicePrimaryCtxRetain"), 2);
+	T_EQ(stub.registrations(), 0);
+	T_EQ(stub.retains(0), 0);
+	/* Tried again with the next call, which works. */
+	T_EQ(gpubuf_cuda_register(buf, 0, 0, &dp), 0);
+	T_EQ(stub.retains(0), 3);
+	gpubuf_unref(buf);
+	gpubuf_close(ctx);
+	T_CLEAN();
+	return T_PASS;
+}
+
+/*
+ * CUSTUB_FAIL=cuDevicePrimaryCtxRetain:3:CUDA_ERROR_OUT_OF_MEMORY: the
+ * registration's own retain (the first makes the context current for
+ * cuMemHostRegister, the second is the library's lifetime retain).
  */
 static int registration_retain_failure_undoes(void)
 {
@@ -221,9 +250,9 @@ static int registration_retain_failure_undoes(void)
 	T_ERR_HAS("CUDA_ERROR_OUT_OF_MEMORY");
 	T_EQ(stub.log_count("cuMemHostRegister"), 1);
 	T_EQ(stub.log_count("cuMemHostUnregister"), 1);
-	T_EQ(stub.log_count("cuDevicePrimaryCtxRetain"), 2);
+	T_EQ(stub.log_count("cuDevicePrimaryCtxRetain"), 3);
 	T_EQ(stub.registrations(), 0);
-	T_EQ(stub.retains(0), 0);
+	T_EQ(stub.retains(0), 1);
 	gpubuf_unref(buf);
 	gpubuf_close(ctx);
 	T_CLEAN();
@@ -231,7 +260,7 @@ static int registration_retain_failure_undoes(void)
 }
 
 /*
- * CUSTUB_FAIL=cuDevicePrimaryCtxRetain:3:CUDA_ERROR_OUT_OF_MEMORY: the
+ * CUSTUB_FAIL=cuDevicePrimaryCtxRetain:4:CUDA_ERROR_OUT_OF_MEMORY: the
  * device count's retain, after the registration was made.
  */
 static int count_retain_failure_undoes(void)
@@ -246,7 +275,7 @@ static int count_retain_failure_undoes(void)
 	T_EQ(stub.log_count("cuMemHostRegister"), 1);
 	T_EQ(stub.log_count("cuMemHostUnregister"), 1);
 	T_EQ(stub.registrations(), 0);
-	T_EQ(stub.retains(0), 0);
+	T_EQ(stub.retains(0), 1);
 	T_EQ(gpubuf_cuda_unregister(buf, 0), -ENXIO);
 	T_EQ(gpubuf_cuda_register(buf, 0, 0, &dp), 0);
 	gpubuf_unref(buf);
@@ -266,7 +295,7 @@ static int context_push_failure_balanced(void)
 	T_EQ(gpubuf_cuda_register(buf, 0, 0, &dp), -EIO);
 	T_ERR_HAS("CUDA_ERROR_INVALID_CONTEXT");
 	T_EQ(stub.log_count("cuMemHostRegister"), 0);
-	T_EQ(stub.retains(0), 0);
+	T_EQ(stub.retains(0), 1);
 	T_EQ(gpubuf_cuda_register(buf, 0, 0, &dp), 0);
 	gpubuf_unref(buf);
 	gpubuf_close(ctx);
@@ -327,7 +356,7 @@ static int second_device_cannot_map(void)
 	T_EQ(gpubuf_cuda_register(buf, 1, 0, &dp), -EOPNOTSUPP);
 	T_EQ(dp, 7);
 	T_EQ(stub.retains(1), 0);
-	T_EQ(stub.retains(0), 2);
+	T_EQ(stub.retains(0), 3);
 	T_EQ(gpubuf_cuda_unregister(buf, 1), -ENXIO);
 	gpubuf_unref(buf);
 	gpubuf_close(ctx);
@@ -399,10 +428,12 @@ static int failed_unregister_leaves_nothing_pinned(void)
 	  "CUSTUB_FAIL=cuMemHostGetDevicePointer:1:CUDA_ERROR_INVALID_VALUE") \
 	X(device_pointer_failure_second_device, "CUSTUB_DEVICES=2 "	\
 	  "CUSTUB_FAIL=cuMemHostGetDevicePointer:2:CUDA_ERROR_OUT_OF_MEMORY") \
-	X(registration_retain_failure_undoes,				\
+	X(lifetime_retain_failure_undoes,				\
 	  "CUSTUB_FAIL=cuDevicePrimaryCtxRetain:2:CUDA_ERROR_OUT_OF_MEMORY") \
-	X(count_retain_failure_undoes,					\
+	X(registration_retain_failure_undoes,				\
 	  "CUSTUB_FAIL=cuDevicePrimaryCtxRetain:3:CUDA_ERROR_OUT_OF_MEMORY") \
+	X(count_retain_failure_undoes,					\
+	  "CUSTUB_FAIL=cuDevicePrimaryCtxRetain:4:CUDA_ERROR_OUT_OF_MEMORY") \
 	X(context_push_failure_balanced,				\
 	  "CUSTUB_FAIL=cuCtxPushCurrent:1:CUDA_ERROR_INVALID_CONTEXT")	\
 	X(no_host_register_support,					\

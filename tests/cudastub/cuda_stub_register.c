@@ -47,8 +47,8 @@ static int register_once_in_primary_context(void)
 	T_EQ(t_last("cuMemHostGetDevicePointer", &c), 0);
 	T_EQ(c.device, 0);
 	T_EQ(stub.registered_bytes(), gpubuf_size(buf));
-	/* The device count's retain and the registration's own. */
-	T_EQ(stub.retains(0), 2);
+	/* The lifetime retain, the device count's and the registration's. */
+	T_EQ(stub.retains(0), 3);
 	T_EQ(stub.ctx_depth(), 0);
 
 	T_EQ(gpubuf_cuda_unregister(buf, 0), 0);
@@ -82,7 +82,7 @@ static int second_register_same_pointer_no_driver_call(void)
 	T_EQ(stub.log_count("cuMemHostRegister"), 0);
 	T_EQ(stub.log_count("cuMemHostGetDevicePointer"), 0);
 	T_EQ(stub.log_count("cuDevicePrimaryCtxRetain"), 0);
-	T_EQ(stub.retains(0), 2);
+	T_EQ(stub.retains(0), 3);
 	for (int i = 0; i < 3; i++)
 		T_EQ(gpubuf_cuda_unregister(buf, 0), 0);
 	gpubuf_unref(buf);
@@ -104,11 +104,11 @@ static int unregister_counts_down(void)
 	T_EQ(gpubuf_cuda_unregister(buf, 0), 0);
 	T_EQ(stub.log_count("cuMemHostUnregister"), 0);
 	T_EQ(stub.registrations(), 1);
-	T_EQ(stub.retains(0), 2);
+	T_EQ(stub.retains(0), 3);
 	T_EQ(gpubuf_cuda_unregister(buf, 0), 0);
 	T_EQ(stub.log_count("cuMemHostUnregister"), 1);
 	T_EQ(stub.registrations(), 0);
-	T_EQ(stub.retains(0), 0);
+	T_EQ(stub.retains(0), 1);	/* the lifetime retain stays */
 	/* One more is one too many. */
 	T_EQ(gpubuf_cuda_unregister(buf, 0), -ENXIO);
 	T_ERR_HAS("not registered");
@@ -185,8 +185,8 @@ static int last_unref_registered_twice_two_devices(void)
 	T_EQ(gpubuf_cuda_register(buf, 0, 0, &dp), 0);
 	T_EQ(gpubuf_cuda_register(buf, 0, 0, &dp), 0);
 	T_EQ(gpubuf_cuda_register(buf, 1, 0, &dp), 0);
-	T_EQ(stub.retains(0), 2);
-	T_EQ(stub.retains(1), 1);
+	T_EQ(stub.retains(0), 3);
+	T_EQ(stub.retains(1), 2);
 	stub.reset_log();
 	gpubuf_unref(buf);
 	T_EQ(stub.log_count("cuMemHostUnregister"), 1);
@@ -213,26 +213,26 @@ static int retains_follow_counts_and_registration(void)
 	T_EQ(gpubuf_cuda_register(a, 1, 0, &dp), 0);
 	T_EQ(stub.registration(gpubuf_ptr(a), &rflags, &rsize, &rdev), 0);
 	T_EQ(rdev, 1);
-	T_EQ(stub.retains(1), 2);
+	T_EQ(stub.retains(1), 3);
 	T_EQ(stub.retains(0), 0);
 	T_EQ(gpubuf_cuda_register(a, 0, 0, &dp), 0);
 	T_EQ(dp, T_DEVPTR(0, gpubuf_ptr(a)));
-	T_EQ(stub.retains(0), 1);
+	T_EQ(stub.retains(0), 2);
 	T_EQ(gpubuf_cuda_register(b, 0, 0, &dp), 0);
-	T_EQ(stub.retains(0), 3);
-	T_EQ(stub.retains(1), 2);
+	T_EQ(stub.retains(0), 4);
+	T_EQ(stub.retains(1), 3);
 
 	stub.reset_log();
 	/* Device 1's count goes; the registration and its retain stay. */
 	T_EQ(gpubuf_cuda_unregister(a, 1), 0);
 	T_EQ(stub.log_count("cuMemHostUnregister"), 0);
-	T_EQ(stub.retains(1), 1);
+	T_EQ(stub.retains(1), 2);
 	T_EQ(stub.registrations(), 2);
 	/* a's last count: undone in device 1's context, its retain dropped. */
 	T_EQ(gpubuf_cuda_unregister(a, 0), 0);
 	T_EQ(stub.log_count("cuMemHostUnregister"), 1);
-	T_EQ(stub.retains(1), 0);
-	T_EQ(stub.retains(0), 2);
+	T_EQ(stub.retains(1), 1);
+	T_EQ(stub.retains(0), 3);
 	T_EQ(stub.registrations(), 1);
 	gpubuf_unref(a);
 	gpubuf_unref(b);
@@ -321,8 +321,8 @@ static int two_devices_one_registration(void)
 	T_EQ(t_last("cuMemHostGetDevicePointer", &c), 0);
 	T_EQ(c.device, 1);	/* asked in device 1's context */
 	T_CHECK(c.ptr == p);
-	T_EQ(stub.retains(0), 2);
-	T_EQ(stub.retains(1), 1);
+	T_EQ(stub.retains(0), 3);
+	T_EQ(stub.retains(1), 2);
 	T_EQ(gpubuf_cuda_unregister(buf, 0), 0);
 	T_EQ(stub.log_count("cuMemHostUnregister"), 0);
 	T_EQ(gpubuf_cuda_unregister(buf, 1), 0);
@@ -366,10 +366,61 @@ static int caller_context_stays_current(void)
 	T_EQ(gpubuf_cuda_unregister(buf, 0), 0);
 	T_EQ(gpubuf_cuda_unregister(buf, 0), 0);
 	T_EQ(stub.ctx_depth(), 1);
-	T_EQ(stub.retains(0), 1);
+	T_EQ(stub.retains(0), 2);
 	T_EQ(pop(&top), CUDA_SUCCESS);
 	T_CHECK(top == mine);
 	T_EQ(release(0), CUDA_SUCCESS);
+	gpubuf_unref(buf);
+	gpubuf_close(ctx);
+	T_CLEAN();
+	return T_PASS;
+}
+
+/*
+ * Issue 23, defect 7: the last unregister used to release the primary
+ * context to nothing, so the driver destroyed it and the next register
+ * made it again (slow on a large GPU). The library now keeps one retain
+ * per device it used, until gpubuf_cuda_device_release().
+ */
+/* CUSTUB_DEVICES=2 */
+static int context_kept_between_registrations(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf *buf = t_buf(ctx, 1);
+	uint64_t dp;
+
+	T_STUB();
+	for (int i = 0; i < 3; i++) {
+		T_EQ(gpubuf_cuda_register(buf, 0, 0, &dp), 0);
+		T_EQ(gpubuf_cuda_unregister(buf, 0), 0);
+	}
+	T_EQ(stub.ctx_creations(0), 1);
+	T_EQ(stub.retains(0), 1);
+	T_EQ(stub.ctx_creations(1), 0);	/* an unused device is not touched */
+	T_EQ(stub.retains(1), 0);
+
+	/* Given back: destroyed now, made again by the next registration. */
+	T_EQ(gpubuf_cuda_device_release(0), 0);
+	T_EQ(stub.retains(0), 0);
+	T_EQ(gpubuf_cuda_device_release(0), 0);	/* nothing held: no call */
+	T_EQ(gpubuf_cuda_device_release(1), 0);
+	T_EQ(stub.retains(1), 0);
+	T_EQ(gpubuf_cuda_register(buf, 0, 0, &dp), 0);
+	T_EQ(stub.ctx_creations(0), 2);
+	T_EQ(stub.retains(0), 3);
+
+	/* A registration keeps its own retains: releasing does not end it. */
+	T_EQ(gpubuf_cuda_device_release(0), 0);
+	T_EQ(stub.retains(0), 2);
+	T_EQ(stub.registrations(), 1);
+	/* Any later call on the device takes the lifetime retain again. */
+	T_EQ(gpubuf_cuda_unregister(buf, 0), 0);
+	T_EQ(stub.retains(0), 1);
+	T_EQ(stub.ctx_creations(0), 2);
+
+	T_EQ(gpubuf_cuda_device_release(-1), -ENODEV);
+	T_EQ(gpubuf_cuda_device_release(2), -ENODEV);
+	T_ERR_HAS("no CUDA device 2");
 	gpubuf_unref(buf);
 	gpubuf_close(ctx);
 	T_CLEAN();
@@ -436,8 +487,8 @@ static int concurrent_register_unregister_balanced(void)
 	T_EQ(t_hammer_all(buf, 8, 300), T_PASS);
 	T_EQ(stub.log_count("cuMemHostRegister"), 0);
 	T_EQ(stub.registrations(), 1);
-	T_EQ(stub.retains(0), 2);
-	T_EQ(stub.retains(1), 0);
+	T_EQ(stub.retains(0), 3);
+	T_EQ(stub.retains(1), 1);	/* the threads used device 1 too */
 	T_EQ(gpubuf_cuda_unregister(buf, 0), 0);
 	/* Not held: registrations come and go, and must pair up. */
 	stub.reset_log();
@@ -467,6 +518,7 @@ static int concurrent_register_unregister_balanced(void)
 	X(invalid_args_einval_no_driver_call, "")			\
 	X(two_devices_one_registration, "CUSTUB_DEVICES=2")		\
 	X(caller_context_stays_current, "")				\
+	X(context_kept_between_registrations, "CUSTUB_DEVICES=2")	\
 	X(concurrent_register_unregister_balanced, "CUSTUB_DEVICES=2")
 
 T_STUB_MAIN(T_CASES)

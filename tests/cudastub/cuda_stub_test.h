@@ -57,6 +57,8 @@ static struct {
 	int (*registration)(const void *p, unsigned int *flags, size_t *size,
 			    int *device);
 	int (*module_loads)(int device);
+	int (*modules_live)(int device);
+	int (*ctx_creations)(int device);
 	int (*ctx_depth)(void);
 	int (*violations)(char *msg, size_t len);
 	void (*reset_log)(void);
@@ -76,7 +78,8 @@ static int t_stub_load(void)
 		T_CU(last_stream), T_CU(last_param), T_CU(kernel_params),
 		T_CU(flags_seen), T_CU(proc_version), T_CU(proc_flags),
 		T_CU(retains), T_CU(registrations), T_CU(registered_bytes),
-		T_CU(registration), T_CU(module_loads), T_CU(ctx_depth),
+		T_CU(registration), T_CU(module_loads), T_CU(modules_live),
+		T_CU(ctx_creations), T_CU(ctx_depth),
 		T_CU(violations), T_CU(reset_log), T_CU(dump),
 		T_STUB_SYM(stub, get_proc, "cuGetProcAddress_v2"),
 	};
@@ -107,11 +110,12 @@ static int t_last(const char *fn, struct t_call *c)
 
 /*
  * What every test ends with: no misuse seen by the stand-in, no context
- * left current, nothing registered, IOMEMORY never asked for, and no
- * primary context retained, except (modules_kept) the one retain the
- * kernel cache keeps, for the process, on each device it loaded into.
+ * left current, nothing registered, IOMEMORY never asked for, and at most
+ * the library's lifetime retain on each device; gpubuf_cuda_device_release()
+ * then gives that back and unloads the kernels, leaving no primary context
+ * retained and no module loaded. -ENODEV: no driver, or no such device.
  */
-static int t_clean_with(int modules_kept)
+static int t_clean(void)
 {
 	char msg[256];
 	int v = stub.violations(msg, sizeof(msg));
@@ -122,16 +126,19 @@ static int t_clean_with(int modules_kept)
 	}
 	T_EQ(stub.ctx_depth(), 0);
 	T_EQ(stub.registrations(), 0);
-	for (int d = 0; d < T_MAX_DEVICES; d++)
-		T_EQ(stub.retains(d), modules_kept && stub.module_loads(d) > 0);
+	for (int d = 0; d < T_MAX_DEVICES; d++) {
+		int r;
+
+		T_CHECK(stub.retains(d) <= 1);
+		r = gpubuf_cuda_device_release(d);
+		T_CHECK(r == 0 || r == -ENODEV);
+		T_EQ(stub.retains(d), 0);
+		T_EQ(stub.modules_live(d), 0);
+	}
+	T_EQ(stub.violations(msg, sizeof(msg)), 0);
 	T_EQ(stub.flags_seen("cuMemHostRegister") & CU_MEMHOSTREGISTER_IOMEMORY,
 	     0);
 	return T_PASS;
-}
-
-static int t_clean(void)
-{
-	return t_clean_with(0);
 }
 
 #define T_CLEAN()							\

@@ -251,6 +251,32 @@ STUB_EXPORT int custub_module_loads(int device)
 	return n;
 }
 
+/* How many times device's primary context was created (first retains). */
+STUB_EXPORT int custub_ctx_creations(int device)
+{
+	int n = -1;
+
+	pthread_mutex_lock(&stub_lock);
+	if (device >= 0 && device < STUB_MAX_DEVICES)
+		n = (int)S.ctx[device].gen;
+	pthread_mutex_unlock(&stub_lock);
+	return n;
+}
+
+/* Modules loaded in device's context and not unloaded, while it lives. */
+STUB_EXPORT int custub_modules_live(int device)
+{
+	int n = 0;
+
+	pthread_mutex_lock(&stub_lock);
+	for (int i = 0; i < STUB_MAX_MODULES; i++)
+		n += S.mod[i].live && S.mod[i].device == device &&
+		     S.mod[i].gen == S.ctx[device].gen &&
+		     S.ctx[device].retains;
+	pthread_mutex_unlock(&stub_lock);
+	return n;
+}
+
 /* Depth of the calling thread's context stack. */
 STUB_EXPORT int custub_ctx_depth(void)
 {
