@@ -249,6 +249,14 @@ int gpubuf_cu_kernels_unload(const struct gpubuf_cu *cu, int device)
 	return err;
 }
 
+GPUBUF_EXPORT int gpubuf_cu_kernels_load(const struct gpubuf_cu *cu,
+					 int device)
+{
+	const struct gpubuf_cu_module *m;
+
+	return gpubuf_cu_module_get(cu, device, &m);
+}
+
 int gpubuf_cu_kernel(const struct gpubuf_cu *cu, int device,
 		     enum gpubuf_cu_kernel k, CUfunction *fn)
 {
@@ -420,6 +428,13 @@ int gpubuf_cu_kernel(const struct gpubuf_cu *cu, int device,
 		     enum gpubuf_cu_kernel k, CUfunction *fn)
 {
 	(void)cu, (void)device, (void)k, (void)fn;
+	return gpubuf_no_kernels();
+}
+
+GPUBUF_EXPORT int gpubuf_cu_kernels_load(const struct gpubuf_cu *cu,
+					 int device)
+{
+	(void)cu, (void)device;
 	return gpubuf_no_kernels();
 }
 

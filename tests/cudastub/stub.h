@@ -147,6 +147,7 @@ struct stub_state {
 		int n;
 	} params[STUB_MAX_PARAMS];
 	int nparams;
+	int trace_fd;		/* CUSTUB_TRACE's file + 1; 0: no trace */
 
 	/* driver state */
 	int inited;

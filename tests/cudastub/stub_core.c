@@ -16,6 +16,7 @@
  * R is a CUresult name (CUDA_ERROR_OUT_OF_MEMORY) or number.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -247,6 +248,14 @@ static void stub_configure(void)
 	s = getenv("CUSTUB_ATTR");
 	if (s && *s)
 		stub_each_item(s, stub_parse_attr);
+	/* For a program tests cannot ask: one line per call, appended. */
+	s = getenv("CUSTUB_TRACE");
+	if (s && *s) {
+		S.trace_fd = open(s, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+				  0644) + 1;
+		if (!S.trace_fd)
+			stub_config_error("CUSTUB_TRACE: cannot open %s", s);
+	}
 	for (int d = 0; d < STUB_MAX_DEVICES; d++)
 		S.ctx[d].device = d;
 	/* Far from any host address, so a mix-up shows. */
@@ -308,6 +317,12 @@ CUresult stub_end(struct stub_rec *c, CUresult r)
 	f->last = *c;
 	f->has_last = 1;
 	S.ring[c->seq % STUB_RING] = *c;
+	if (S.trace_fd) {
+		const char *rn = stub_err_name(r);
+
+		dprintf(S.trace_fd - 1, "%s %s\n", stub_fn_names[c->fn],
+			rn ? rn : "?");
+	}
 	pthread_mutex_unlock(&stub_lock);
 	return r;
 }

@@ -37,6 +37,7 @@ struct bench_opts {
 	int reps;			/* 0 = the mode's default */
 	int warmup;			/* -1 = the mode's default */
 	const char *plot;
+	const char *json_file;		/* --json-file: JSON here as well */
 	const char *drm_card;
 	int device;			/* --device: CUDA ordinal, HSA GPU agent index */
 };
@@ -181,6 +182,7 @@ void header_collect(struct bench *b);
 const char *bench_metric(enum bench_mode m);
 const char *result_metric(const struct result *r);
 void output_results(struct bench *b);
+int output_json_file(struct bench *b, const char *file);
 
 /* plot.c */
 int plot_write(struct bench *b, const char *file);

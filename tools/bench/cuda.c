@@ -414,6 +414,12 @@ static int cu_setup(struct cuda_bench *cb, char *why, size_t len)
 		cu_why(why, len, what, err);
 		return err;
 	}
+	/*
+	 * The kernels load (and may be JIT-compiled) on first use: not in a
+	 * timed sample, even with --warmup 0. A failure here is reported by
+	 * each row that needs them.
+	 */
+	(void)gpubuf_cu_kernels_load(cu, cb->dev);
 	if (gpubuf_backend(cb->b->ctx) == GPUBUF_BACKEND_MEMFD) {
 		snprintf(cb->memfd_why, sizeof(cb->memfd_why),
 			 "the context's backend is memfd, so the gpubuf rows are memfd memory (not measured twice)");

@@ -89,6 +89,8 @@ int main(int argc, char **argv)
 			ran++;
 	}
 	output_results(&b);
+	if (b.o.json_file && output_json_file(&b, b.o.json_file) != EXIT_OK)
+		failed++;
 	if (b.o.plot && plot_write(&b, b.o.plot) != EXIT_OK)
 		failed++;
 	gpubuf_close(b.ctx);

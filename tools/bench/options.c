@@ -63,6 +63,8 @@ void bench_usage(FILE *f)
 "  --device N         CUDA device ordinal for cuda, GPU agent index (in\n"
 "                     enumeration order) for hsa (default 0)\n"
 "  --json             one JSON document on stdout\n"
+"  --json-file FILE   also write that JSON document into FILE, from the same\n"
+"                     run as what stdout shows\n"
 "  --csv              CSV on stdout, one header line\n"
 "  --plot FILE        draw bandwidth against size into FILE.png or FILE.svg\n"
 "                     with gnuplot (default: no plot)\n"
@@ -130,7 +132,7 @@ static int parse_mode(struct bench_opts *o, const char *s)
 }
 
 enum { OPT_SIZES = 256, OPT_SIZE, OPT_MAX_SIZE, OPT_RATIO_SIZE, OPT_THREADS, OPT_REPS, OPT_WARMUP,
-       OPT_REP_BYTES, OPT_DRM_CARD, OPT_DEVICE, OPT_JSON, OPT_CSV, OPT_PLOT };
+       OPT_REP_BYTES, OPT_DRM_CARD, OPT_DEVICE, OPT_JSON, OPT_JSON_FILE, OPT_CSV, OPT_PLOT };
 
 static const struct option long_opts[] = {
 	{ "sizes", required_argument, NULL, OPT_SIZES },
@@ -144,6 +146,7 @@ static const struct option long_opts[] = {
 	{ "drm-card", required_argument, NULL, OPT_DRM_CARD },
 	{ "device", required_argument, NULL, OPT_DEVICE },
 	{ "json", no_argument, NULL, OPT_JSON },
+	{ "json-file", required_argument, NULL, OPT_JSON_FILE },
 	{ "csv", no_argument, NULL, OPT_CSV },
 	{ "plot", required_argument, NULL, OPT_PLOT },
 	{ "help", no_argument, NULL, 'h' },
@@ -222,6 +225,9 @@ int bench_parse(struct bench_opts *o, int argc, char **argv)
 			break;
 		case OPT_JSON:
 			o->format = FMT_JSON;
+			break;
+		case OPT_JSON_FILE:
+			o->json_file = optarg;
 			break;
 		case OPT_CSV:
 			o->format = FMT_CSV;

@@ -3,6 +3,7 @@
  * Printing results: an aligned table (default), CSV, or one JSON document.
  * Only results and the run header go to stdout.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -374,12 +375,12 @@ static void json_ratio(struct json *j, const struct ratio *rt)
 	json_obj_end(j);
 }
 
-static void output_json(struct bench *b)
+static void output_json(struct bench *b, FILE *f)
 {
 	struct json j;
 	int i;
 
-	json_init(&j, stdout);
+	json_init(&j, f);
 	json_obj_begin(&j, NULL);
 	json_header(&j, b);
 	json_arr_begin(&j, "results");
@@ -397,10 +398,30 @@ static void output_json(struct bench *b)
 void output_results(struct bench *b)
 {
 	if (b->o.format == FMT_JSON)
-		output_json(b);
+		output_json(b, stdout);
 	else if (b->o.format == FMT_CSV)
 		output_csv(b);
 	else
 		output_table(b);
 	fflush(stdout);
+}
+
+/* The JSON document into file too: one run gives both forms. */
+int output_json_file(struct bench *b, const char *file)
+{
+	FILE *f = fopen(file, "w");
+	int bad;
+
+	if (!f) {
+		fprintf(stderr, "ERROR: --json-file %s: %s\n", file,
+			strerror(errno));
+		return EXIT_FAIL;
+	}
+	output_json(b, f);
+	bad = ferror(f);
+	if (fclose(f) || bad) {
+		fprintf(stderr, "ERROR: --json-file %s: write failed\n", file);
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
 }

@@ -111,6 +111,13 @@ int gpubuf_cu_stream_read(const struct gpubuf_cu *cu, int device,
 int gpubuf_cu_stream_write(const struct gpubuf_cu *cu, int device,
 			   CUdeviceptr ptr, size_t bytes, CUstream stream);
 
+/*
+ * Load the library's kernels into device's primary context now, so that
+ * a timed run does not include cuModuleLoadData (and a PTX JIT). Once per
+ * process; 0 if they were loaded already.
+ */
+int gpubuf_cu_kernels_load(const struct gpubuf_cu *cu, int device);
+
 #endif /* GPUBUF_HAVE_CUDA */
 
 #ifdef GPUBUF_HAVE_HSA

@@ -1,0 +1,91 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# Description: host tests of gpubuf-bench's cuda mode against libgpubuf's
+# stand-in driver (tests/cudastub, CUDASTUB_DIR; memfd backend). TAP with
+# the plan at the end.
+#  - The whole measurement loop runs: rows, interleaved ratios, the JSON
+#    written by --json-file from the same run as the table. The stand-in
+#    runs no kernel and its events report fixed times: this proves the
+#    plumbing, not NVIDIA performance.
+#  - The stand-in's call trace (CUSTUB_TRACE) shows what was called when:
+#    the kernels are loaded before the first timed sample, also with
+#    --warmup 0 (issue 23, defect 6c: cuModuleLoadData used to fall into
+#    the first sample), and the driver saw no misuse.
+#
+# TOOLS_BUILD names the directory with the binaries (default tools/build);
+# CUDASTUB_DIR the stand-in's directory, empty when built without CUDA.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+bin=${TOOLS_BUILD:-$top/tools/build}
+bench=$bin/gpubuf-bench
+info=$bin/gpubuf-info
+stub=${CUDASTUB_DIR:-}
+export GPUBUF_BACKEND=${GPUBUF_BACKEND:-memfd}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpubuf-cuda.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+. "$top/tests/tools/tap-lib.sh"
+show_lines=40
+# stubrun NAME ARGS...: gpubuf-bench cuda on the stand-in, its call trace
+# in NAME.trace
+stubrun() {
+	name=$1
+	shift
+	: >"$tmp/$name.trace"
+	run "$name" env LD_LIBRARY_PATH="$stub${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+		CUSTUB_TRACE="$tmp/$name.trace" "$bench" cuda "$@"
+}
+
+if [ ! -x "$bench" ]; then
+	echo "Bail out! $bench not built (make -C tools)"
+	exit 1
+fi
+if [ -z "$stub" ] || [ ! -f "$stub/libcuda.so.1" ]; then
+	echo "# no stand-in driver: gpubuf-bench was built without CUDA headers"
+	skip "cuda mode against the stand-in driver" "built without CUDA headers (no CUDASTUB_DIR)"
+	echo "1..$n"
+	exit 0
+fi
+
+# ---- one run, table on stdout and JSON in a file ----------------------------
+stubrun cold --size 1M --reps 2 --warmup 0 --json-file "$tmp/cold.json"
+check "cuda --warmup 0 on the stand-in exits 0" "$tmp/cold.out" "$tmp/cold.err" -- \
+	sh -c "[ \$(cat '$tmp/cold.rc') = 0 ]"
+check "the stand-in saw no driver misuse" "$tmp/cold.err" -- \
+	sh -c "! grep -q 'custub: violation' '$tmp/cold.err'"
+# The first cuEventRecord starts the first sample; every module load
+# must come before it.
+check "kernels are loaded before the first timed sample (--warmup 0)" "$tmp/cold.trace" -- \
+	awk '$1 == "cuEventRecord" && !ev { ev = NR }
+	     $1 == "cuModuleLoadData" { last = NR; loads++ }
+	     END { exit !(ev && loads == 1 && last < ev) }' "$tmp/cold.trace"
+if [ $have_py = 1 ]; then
+	check "--json-file holds the same run as the table" "$tmp/cold.out" -- \
+		python3 - "$tmp/cold.json" "$tmp/cold.out" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+table = open(sys.argv[2]).read().splitlines()
+ok = [r for r in d["results"] if r["mode"] == "cuda" and r["status"] == "ok"]
+assert ok, d["results"]
+rows = [l.split() for l in table if l and not l.startswith(("#", "cuda:", "op "))]
+rows = [r for r in rows if len(r) > 3 and r[0] in {x["op"] for x in ok}]
+assert len(rows) == len(ok), (len(rows), len(ok))
+for r, x in zip(rows, ok):
+    assert (r[0], r[1]) == (x["op"], x["memory"]), (r, x)
+    assert abs(float(r[4]) - x.get("gb_per_s", x.get("ms", x.get("seconds_per_gib", -1)))) \
+        <= 5e-4 * max(1.0, float(r[4])), (r, x)
+rat = d["ratios"]
+assert rat and all(v["status"] == "ok" for v in rat.values()), rat
+PY
+else
+	skip "--json-file holds the same run as the table" "no python3 here"
+fi
+
+# ---- an unwritable --json-file fails the run ------------------------------
+stubrun badfile --size 64K --reps 1 --warmup 0 --json-file "$tmp/none/x.json"
+check "an unwritable --json-file exits 1 and names the file" "$tmp/badfile.err" -- \
+	sh -c "[ \$(cat '$tmp/badfile.rc') = 1 ] && grep -q -- '--json-file $tmp/none/x.json' '$tmp/badfile.err'"
+
+echo "1..$n"
+[ $failed = 0 ]
