@@ -207,6 +207,20 @@ if [ -f libgpubuf/Makefile ]; then
 	mkdir -p "$top/build/guest-extra/drmstub"
 	cp "$drm_stub/libdrm.so.2" "$top/build/guest-extra/drmstub/"
 	export GPUBUF_VM_EXTRA_DIR="$top/build/guest-extra"
+	# The amdgpu path on vgem, with stand-ins for libdrm and libdrm_amdgpu
+	# (tests/amdgpustub), twice: a libdrm_amdgpu with and one without
+	# amdgpu_device_initialize2. The program moves beside them (run
+	# without them, it has nothing to test).
+	if step "stand-in libdrm and libdrm_amdgpu for the guest's amdgpu runs build" \
+		make -s -C libgpubuf amdgpustub-guest LIBOUT="$top/build/guest-extra"; then
+		mv "$guest_tests/50-lib-amdgpu" "$top/build/guest-extra/amdgpustub/test-amdgpu"
+		for run in amdgpustub:56-lib-amdgpu amdgpustub-old:57-lib-amdgpu-libdrm-2.4.114; do
+			printf '%s\n' '#!/bin/sh' \
+				"LD_LIBRARY_PATH=/gpubuf/${run%%:*} exec /gpubuf/amdgpustub/test-amdgpu" \
+				>"$guest_tests/${run#*:}"
+			chmod +x "$guest_tests/${run#*:}"
+		done
+	fi
 fi
 
 # gpubuf-bench's hsa mode on the stand-in runtime in the guest (70-tools):

@@ -82,10 +82,18 @@ static int gpubuf_amdgpu_get(void)
 	return amd.err;
 }
 
-/* libdrm_amdgpu returns negative errno values; a few pass 0 for success. */
+/*
+ * libdrm_amdgpu returns negative errno values, except that a failed
+ * drmIoctl() or drmPrimeFDToHandle() inside it comes back as their -1
+ * with errno set (libdrm 2.4.114: amdgpu_device_initialize's
+ * DRM_IOCTL_GET_CLIENT, amdgpu_bo_import's PRIME import), which is not
+ * EPERM. Callers clear errno first, so a -1 without errno is -EPERM.
+ */
 static int gpubuf_amdgpu_fail(int r, const char *what)
 {
-	if (r >= 0)
+	if (r == -1 && errno > 0)
+		r = -errno;
+	else if (r >= 0)
 		r = -EIO;
 	errno = -r;
 	gpubuf_error_set("%s: %m", what);
@@ -119,6 +127,7 @@ static int gpubuf_amdgpu_undo(struct gpubuf_drm_rec *rec, int force)
 
 	/* Records exist only once the library loaded. */
 	if (rec->amd_va_range) {
+		errno = 0;
 		r = amd.bo_va_op_raw(rec->amd_dev, rec->amd_bo, 0, rec->va_size,
 				     rec->va, 0, AMDGPU_VA_OP_UNMAP);
 		if (r && !force)
@@ -144,12 +153,14 @@ static int gpubuf_amdgpu_do(struct gpubuf *buf, struct gpubuf_drm_rec *rec)
 	amdgpu_va_handle range;
 	int r;
 
+	errno = 0;
 	r = amd.device_initialize(rec->fd, &major, &minor, &rec->amd_dev);
 	if (r) {
 		rec->amd_dev = NULL;
 		return gpubuf_amdgpu_fail(r, "amdgpu_device_initialize");
 	}
 	memset(&res, 0, sizeof(res));
+	errno = 0;
 	r = amd.bo_import(rec->amd_dev, amdgpu_bo_handle_type_dma_buf_fd,
 			  (uint32_t)buf->fd, &res);
 	if (r) {
@@ -158,6 +169,7 @@ static int gpubuf_amdgpu_do(struct gpubuf *buf, struct gpubuf_drm_rec *rec)
 	}
 	rec->amd_bo = res.buf_handle;
 	rec->va_size = buf->size;
+	errno = 0;
 	r = amd.va_range_alloc(rec->amd_dev, amdgpu_gpu_va_range_general,
 			       rec->va_size, GPUBUF_AMDGPU_VA_ALIGN, 0, &rec->va,
 			       &range, 0);
@@ -168,6 +180,7 @@ static int gpubuf_amdgpu_do(struct gpubuf *buf, struct gpubuf_drm_rec *rec)
 	/* The GPU gets the CPU mapping's access: read-only stays so. */
 	if (!(buf->flags & GPUBUF_BUF_READONLY))
 		flags |= AMDGPU_VM_PAGE_WRITEABLE;
+	errno = 0;
 	r = amd.bo_va_op_raw(rec->amd_dev, rec->amd_bo, 0, rec->va_size,
 			     rec->va, flags, AMDGPU_VA_OP_MAP);
 	if (r) {

@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Description: gpubuf_amdgpu_map/unmap against the stand-in libdrm.so.2
+ * and libdrm_amdgpu.so.1 (tests/amdgpustub), in the QEMU guest on vgem:
+ * which DRM file's GPU VM a mapping lands in, nesting, the last unref,
+ * and libdrm_amdgpu's failures as libgpubuf reports them. The stand-in
+ * libdrm keeps a GPU VM per DRM file as the amdgpu kernel driver does and
+ * answers "is this address mapped in the file behind this fd". Without the
+ * stand-ins loaded (on the host, or the guest's plain run) there is
+ * nothing to test: the plan is empty. tests/check.sh runs it twice in
+ * the guest, with a libdrm_amdgpu that has amdgpu_device_initialize2
+ * (2.4.121) and with one that has not (2.4.114).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "tap.h"
+#include "drm_test.h"
+#include "../amdgpustub/amdgpu_stub.h"
+
+/* libgpubuf's VA alignment (drm/amdgpu.c). */
+#define T_VA_ALIGN	(2ull << 20)
+
+static gpubuf_amdgpu_stub_va_query_fn *t_va_query;
+static gpubuf_amdgpu_stub_va_count_fn *t_va_count;
+static gpubuf_amdgpu_stub_devices_fn *t_devices;
+
+/* Whether the stand-ins are what libdrm.so.2 and libdrm_amdgpu.so.1 are. */
+static int t_stub_load(void)
+{
+	/* The same objects libgpubuf gets: one per soname in a process. */
+	void *drm = dlopen("libdrm.so.2", RTLD_NOW | RTLD_LOCAL);
+	void *amd = dlopen("libdrm_amdgpu.so.1", RTLD_NOW | RTLD_LOCAL);
+
+	if (!drm || !amd)
+		return 0;
+	t_va_query = (gpubuf_amdgpu_stub_va_query_fn *)
+		dlsym(drm, GPUBUF_AMDGPU_STUB_VA_QUERY);
+	t_va_count = (gpubuf_amdgpu_stub_va_count_fn *)
+		dlsym(drm, GPUBUF_AMDGPU_STUB_VA_COUNT);
+	t_devices = (gpubuf_amdgpu_stub_devices_fn *)
+		dlsym(amd, GPUBUF_AMDGPU_STUB_DEVICES);
+	return t_va_query && t_va_count && t_devices;
+}
+
+/* Whether va is mapped (1), with these AMDGPU_VM_PAGE_* flags if so. */
+static int t_mapped(int card, uint64_t va, uint64_t *flags)
+{
+	return t_va_query(card, va, flags);
+}
+
+/* The basics: a 2 MiB-aligned address mapped readable and writable in
+ * the caller's file, attached once; unmap undoes all of it. */
+static int map_and_unmap(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf *buf = t_buf(ctx);
+	int card = t_open_vgem();
+	uint64_t va = 0, flags = 0;
+
+	T_CHECK(buf && card >= 0);
+	T_EQ(gpubuf_amdgpu_map(buf, card, &va), 0);
+	T_CHECK(va != 0 && va % T_VA_ALIGN == 0);
+	T_EQ(t_mapped(card, va, &flags), 1);
+	T_EQ(t_mapped(card, va + T_SIZE - 1, NULL), 1);
+	T_EQ(flags, 6);		/* AMDGPU_VM_PAGE_READABLE | _WRITEABLE */
+	T_EQ(t_attachments(gpubuf_fd(buf)), 1);
+	T_EQ(gpubuf_amdgpu_unmap(buf, card), 0);
+	T_EQ(t_mapped(card, va, NULL), 0);
+	T_EQ(t_va_count(card), 0);
+	T_EQ(t_attachments(gpubuf_fd(buf)), 0);
+	T_EQ(t_devices(), 0);
+	T_EQ(gpubuf_amdgpu_unmap(buf, card), -ENXIO);
+	gpubuf_unref(buf);
+	close(card);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+/* A second map of a buffer into one file counts; the last unmap unmaps. */
+static int map_nests(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf *buf = t_buf(ctx);
+	int card = t_open_vgem(), card2;
+	uint64_t va1 = 0, va2 = 0;
+
+	T_CHECK(buf && card >= 0);
+	card2 = dup(card);
+	T_EQ(gpubuf_amdgpu_map(buf, card, &va1), 0);
+	T_EQ(gpubuf_amdgpu_map(buf, card2, &va2), 0);
+	T_EQ(va1, va2);
+	T_EQ(t_va_count(card), 1);
+	T_EQ(gpubuf_amdgpu_unmap(buf, card), 0);
+	T_EQ(t_mapped(card, va1, NULL), 1);
+	T_EQ(gpubuf_amdgpu_unmap(buf, card2), 0);
+	T_EQ(t_mapped(card, va1, NULL), 0);
+	T_EQ(t_attachments(gpubuf_fd(buf)), 0);
+	T_EQ(t_devices(), 0);
+	close(card2);
+	close(card);
+	gpubuf_unref(buf);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+/* The last unref undoes a mapping still held; the file stays usable. */
+static int last_unref_unmaps(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	long live = t_live();
+	struct gpubuf *buf = t_buf(ctx);
+	int card = t_open_vgem(), dmabuf;
+	uint64_t va = 0;
+
+	T_CHECK(buf && card >= 0);
+	T_EQ(gpubuf_amdgpu_map(buf, card, &va), 0);
+	T_EQ(gpubuf_amdgpu_map(buf, card, &va), 0);
+	dmabuf = dup(gpubuf_fd(buf));
+	gpubuf_unref(buf);
+	T_EQ(t_mapped(card, va, NULL), 0);
+	T_EQ(t_va_count(card), 0);
+	T_EQ(t_attachments(dmabuf), 0);
+	T_EQ(t_devices(), 0);
+	close(dmabuf);
+	T_EQ(t_live(), live);
+	close(card);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+/*
+ * libdrm_amdgpu returns some failures as -1 with errno set (issue 23,
+ * defect 6a): amdgpu_device_initialize passes on amdgpu_get_auth's
+ * drmIoctl(DRM_IOCTL_GET_CLIENT) result, amdgpu_bo_import that of
+ * drmPrimeFDToHandle (libdrm 2.4.114 amdgpu_device.c, amdgpu_bo.c). The
+ * caller gets errno, not -1 read as -EPERM; nothing is left behind.
+ */
+static int libdrm_amdgpu_errno_kept(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf *buf = t_buf(ctx);
+	int card = t_open_vgem();
+	uint64_t va = 77;
+	int r;
+
+	T_CHECK(buf && card >= 0);
+	setenv(GPUBUF_AMDGPU_STUB_FAIL, "amdgpu_device_initialize:13", 1);
+	r = gpubuf_amdgpu_map(buf, card, &va);
+	unsetenv(GPUBUF_AMDGPU_STUB_FAIL);
+	printf("# %s\n", gpubuf_last_error());
+	T_EQ(r, -EACCES);
+	T_CHECK(strstr(gpubuf_last_error(), "amdgpu_device_initialize"));
+	T_EQ(va, 77);
+	T_EQ(t_va_count(card), 0);
+	T_EQ(t_attachments(gpubuf_fd(buf)), 0);
+	T_EQ(t_devices(), 0);
+	T_EQ(gpubuf_amdgpu_unmap(buf, card), -ENXIO);
+	gpubuf_unref(buf);
+	close(card);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+int main(void)
+{
+	static const struct t_test tests[] = {
+		T_TEST_ON(T_VGEM, map_and_unmap),
+		T_TEST_ON(T_VGEM, map_nests),
+		T_TEST_ON(T_VGEM, last_unref_unmaps),
+		T_TEST_ON(T_VGEM, libdrm_amdgpu_errno_kept),
+	};
+
+	if (!t_stub_load()) {
+		printf("TAP version 13\n1..0 # SKIP needs the libdrm and libdrm_amdgpu stand-ins (tests/amdgpustub) on LD_LIBRARY_PATH\n");
+		return 0;
+	}
+	return T_RUN(tests);
+}
