@@ -7,6 +7,9 @@
  * the CUDA module cache; the runtime is never shut down), hsa_kload.c
  * loads the code object, creates one AQL queue shared by every thread
  * and a ring of kernarg slots; dispatches read that state without a lock.
+ * A queue the runtime stopped on an error (its callback, hsa_kload.c)
+ * ends every wait on it within GPUBUF_HSAK_WAIT_MS: the dispatches that
+ * learn of it return -EIO, and the next one makes a new queue.
  *
  * Operands are checked (kernel_args.c, the same checks as CUDA's) before
  * the runtime is touched. Never run on AMD hardware: the dispatch path is
@@ -36,34 +39,132 @@
 	 (HSA_FENCE_SCOPE_SYSTEM << HSA_PACKET_HEADER_RELEASE_FENCE_SCOPE))
 
 /*
+ * The queue failed: say so, once per dispatch that learns it, and mark
+ * the failure reported, after which the next dispatch renews the queue.
+ * -EIO whatever the status: the kernel or packet failed, not the call.
+ */
+static int gpubuf_hsak_dead(const struct gpubuf_hsa *hsa,
+			    struct gpubuf_hsak_agent *a)
+{
+	hsa_status_t s = (hsa_status_t)atomic_load(&a->qstatus);
+	const char *text = NULL;
+	int dead = GPUBUF_HSAK_Q_DEAD;
+
+	atomic_compare_exchange_strong(&a->qstate, &dead,
+				       GPUBUF_HSAK_Q_REPORTED);
+	if (hsa->hsa_status_string(s, &text) != HSA_STATUS_SUCCESS || !text)
+		text = "unknown HSA status";
+	gpubuf_error_set("the HSA queue of GPU agent %d failed (0x%x): %s; its unfinished kernels never complete, the next dispatch makes a new queue",
+			 a->gpu, (unsigned int)s, text);
+	return -EIO;
+}
+
+/*
+ * Count this dispatch as a user of agent gpu's queue, if it is live.
+ * A failure nobody has been told of yet is this call's error; one that
+ * was reported makes the queue be renewed first.
+ */
+static int gpubuf_hsak_enter(const struct gpubuf_hsa *hsa, int gpu,
+			     struct gpubuf_hsak_agent **out)
+{
+	struct gpubuf_hsak_agent *a;
+	int err, st;
+
+	err = gpubuf_hsak_get(hsa, gpu, &a);
+	while (!err) {
+		/* Counted before the state is read: see gpubuf_hsak_renew(). */
+		atomic_fetch_add(&a->users, 1);
+		st = atomic_load(&a->qstate);
+		if (st == GPUBUF_HSAK_Q_LIVE) {
+			*out = a;
+			return 0;
+		}
+		atomic_fetch_sub(&a->users, 1);
+		if (st == GPUBUF_HSAK_Q_DEAD)
+			return gpubuf_hsak_dead(hsa, a);
+		err = gpubuf_hsak_renew(hsa, a);
+	}
+	return err;
+}
+
+static void gpubuf_hsak_leave(struct gpubuf_hsak_agent *a)
+{
+	atomic_fetch_sub_explicit(&a->users, 1, memory_order_release);
+}
+
+static bool gpubuf_hsak_live(struct gpubuf_hsak_agent *a)
+{
+	return atomic_load(&a->qstate) == GPUBUF_HSAK_Q_LIVE;
+}
+
+/*
+ * Wait until sig drops below 1, in rounds of GPUBUF_HSAK_WAIT_MS (a
+ * wait may also return early): 0, or -EIO once the queue failed, whose
+ * packets then never complete.
+ */
+static int gpubuf_hsak_wait(const struct gpubuf_hsa *hsa,
+			    struct gpubuf_hsak_agent *a, hsa_signal_t sig)
+{
+	uint64_t ticks = a->wait_ticks;
+
+	for (;;) {
+		if (hsa->hsa_signal_wait_scacquire(sig, HSA_SIGNAL_CONDITION_LT,
+						   1, ticks,
+						   HSA_WAIT_STATE_BLOCKED) < 1)
+			return 0;
+		if (!ticks)
+			return gpubuf_hsak_dead(hsa, a);
+		/* Failed: one more look, the kernel may have completed first. */
+		if (!gpubuf_hsak_live(a))
+			ticks = 0;
+	}
+}
+
+/*
  * Take a kernarg slot for a dispatch whose token is mine: wait until its
  * last kernel has completed (a synchronous caller clears its own token;
  * an asynchronous kernel's signal is waited for here and destroyed).
  * The slot's last packet was handed over before ours could be reserved,
- * so every wait here ends.
+ * so every wait here ends, or the queue failed: -EIO.
  */
-static void gpubuf_hsak_claim(const struct gpubuf_hsa *hsa,
-			      _Atomic uint64_t *token, uint64_t mine)
+static int gpubuf_hsak_claim(const struct gpubuf_hsa *hsa,
+			     struct gpubuf_hsak_agent *a,
+			     _Atomic uint64_t *token, uint64_t mine)
 {
 	for (;;) {
 		uint64_t t = atomic_load_explicit(token, memory_order_acquire);
+		int err = 0;
 
 		if (t == GPUBUF_HSAK_SYNC) {
+			if (!gpubuf_hsak_live(a))
+				return gpubuf_hsak_dead(hsa, a);
 			sched_yield();
 			continue;
 		}
 		if (t != GPUBUF_HSAK_FREE)
-			while (hsa->hsa_signal_wait_scacquire((hsa_signal_t){ t },
-							      HSA_SIGNAL_CONDITION_LT,
-							      1, UINT64_MAX,
-							      HSA_WAIT_STATE_BLOCKED) >= 1)
-				;
+			err = gpubuf_hsak_wait(hsa, a, (hsa_signal_t){ t });
+		if (err)
+			return err;
 		if (atomic_compare_exchange_strong(token, &t, mine)) {
 			if (t != GPUBUF_HSAK_FREE)
 				hsa->hsa_signal_destroy((hsa_signal_t){ t });
-			return;
+			return 0;
 		}
 	}
+}
+
+/* Room in the ring for packets up to last, unless the queue failed. */
+static int gpubuf_hsak_room(const struct gpubuf_hsa *hsa,
+			    struct gpubuf_hsak_agent *a, uint64_t last)
+{
+	hsa_queue_t *q = a->queue;
+
+	while (last - hsa->hsa_queue_load_read_index_scacquire(q) >= q->size) {
+		if (!gpubuf_hsak_live(a))
+			return gpubuf_hsak_dead(hsa, a);
+		sched_yield();
+	}
+	return 0;
 }
 
 /* Hand a filled packet over: its first 32 bits last, atomically. */
@@ -87,7 +188,7 @@ static int gpubuf_hsak_run(int gpu, enum gpubuf_hsa_kernel k,
 			   uint64_t blocks_y, uint64_t signal)
 {
 	const struct gpubuf_hsa *hsa;
-	const struct gpubuf_hsak_agent *a;
+	struct gpubuf_hsak_agent *a;
 	hsa_kernel_dispatch_packet_t *pkt;
 	hsa_barrier_and_packet_t *bar;
 	_Atomic uint64_t *token;
@@ -100,7 +201,7 @@ static int gpubuf_hsak_run(int gpu, enum gpubuf_hsa_kernel k,
 
 	err = gpubuf_hsa_get(&hsa);
 	if (!err)
-		err = gpubuf_hsak_get(hsa, gpu, &a);
+		err = gpubuf_hsak_enter(hsa, gpu, &a);
 	if (err)
 		return err;
 	q = a->queue;
@@ -114,15 +215,24 @@ static int gpubuf_hsak_run(int gpu, enum gpubuf_hsa_kernel k,
 	if (blocks_y > max_blocks / blocks_x)
 		blocks_y = max_blocks / blocks_x;
 	s = hsa->hsa_signal_create(1, 0, NULL, &done);
-	if (s != HSA_STATUS_SUCCESS)
-		return gpubuf_hsa_fail(hsa, s, "hsa_signal_create");
-	/* From here on nothing can fail: reserved packets must be filled. */
+	if (s != HSA_STATUS_SUCCESS) {
+		err = gpubuf_hsa_fail(hsa, s, "hsa_signal_create");
+		goto out;
+	}
+	/*
+	 * From here on only a failed queue stops us: reserved packets must
+	 * be filled, but a failed queue runs none of them again.
+	 */
 	id = hsa->hsa_queue_add_write_index_scacq_screl(q, n);
-	while (id + n - 1 - hsa->hsa_queue_load_read_index_scacquire(q) >=
-	       q->size)
-		sched_yield();
 	token = &a->token[id % ring];
-	gpubuf_hsak_claim(hsa, token, signal ? done.handle : GPUBUF_HSAK_SYNC);
+	err = gpubuf_hsak_room(hsa, a, id + n - 1);
+	if (!err)
+		err = gpubuf_hsak_claim(hsa, a, token,
+					signal ? done.handle : GPUBUF_HSAK_SYNC);
+	if (err) {
+		hsa->hsa_signal_destroy(done);	/* no packet names it */
+		goto out;
+	}
 	kernarg = a->kernarg + (id % ring) * GPUBUF_HSAK_KERNARG_SLOT;
 	memcpy(kernarg, args, gpubuf_hsa_kernels[k].kernarg_size);
 	pkt = (hsa_kernel_dispatch_packet_t *)q->base_address +
@@ -155,15 +265,18 @@ static int gpubuf_hsak_run(int gpu, enum gpubuf_hsa_kernel k,
 	hsa->hsa_signal_store_screlease(q->doorbell_signal,
 					(hsa_signal_value_t)(id + n - 1));
 	if (signal)
-		return 0;	/* done now belongs to the slot */
-	/* The wait may return early (spurious wake-up): check the value. */
-	while (hsa->hsa_signal_wait_scacquire(done, HSA_SIGNAL_CONDITION_LT, 1,
-					      UINT64_MAX,
-					      HSA_WAIT_STATE_BLOCKED) >= 1)
-		;
+		goto out;	/* done now belongs to the slot */
+	err = gpubuf_hsak_wait(hsa, a, done);
+	if (err) {
+		/* The failed queue names done: renewing it destroys both. */
+		atomic_store_explicit(token, done.handle, memory_order_release);
+		goto out;
+	}
 	hsa->hsa_signal_destroy(done);
 	atomic_store_explicit(token, GPUBUF_HSAK_FREE, memory_order_release);
-	return 0;
+out:
+	gpubuf_hsak_leave(a);
+	return err;
 }
 
 GPUBUF_EXPORT int gpubuf_hsa_gemv(double alpha,
@@ -176,7 +289,7 @@ GPUBUF_EXPORT int gpubuf_hsa_gemv(double alpha,
 	GPUBUF_KEEP_ERRNO;
 	struct gpubuf_gemv_args g;
 	const struct gpubuf_hsa *hsa;
-	const struct gpubuf_hsak_agent *ag;
+	struct gpubuf_hsak_agent *ag;
 	uint64_t wave, per;
 	int err;
 

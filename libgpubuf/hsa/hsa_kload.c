@@ -7,9 +7,14 @@
  * pool (hsa_kernels.h; hsa_kernels.c dispatches on them). Loading holds
  * only that agent's lock and publishes the result atomically; readers
  * take no lock. A failed load undoes everything it made.
+ *
+ * The queue's error callback marks it dead; after a dispatch has
+ * reported that, the next one renews the queue (gpubuf_hsak_renew()),
+ * under the agent's lock too.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,6 +134,25 @@ static hsa_status_t gpubuf_hsak_pool_cb(hsa_amd_memory_pool_t pool,
 	return HSA_STATUS_INFO_BREAK;
 }
 
+/*
+ * The queue's error callback: ROCr calls it on its own thread after it
+ * suspended the queue (an invalid packet, a trap, an illegal instruction,
+ * an aperture violation...); the queue's packets never complete after
+ * that. Only mark it: a dispatcher may hold any lock of ours while it
+ * waits, and the runtime waits for this callback in hsa_queue_destroy.
+ */
+static void gpubuf_hsak_queue_error(hsa_status_t status, hsa_queue_t *source,
+				    void *data)
+{
+	struct gpubuf_hsak_agent *a = data;
+	int live = GPUBUF_HSAK_Q_LIVE;
+
+	(void)source;
+	atomic_store_explicit(&a->qstatus, (int)status, memory_order_relaxed);
+	/* One report per queue: a renewed queue starts LIVE again. */
+	atomic_compare_exchange_strong(&a->qstate, &live, GPUBUF_HSAK_Q_DEAD);
+}
+
 /* Queue and kernarg ring; on failure nothing of them is left. */
 static int gpubuf_hsak_queue(const struct gpubuf_hsa *hsa, int gpu,
 			     struct gpubuf_hsak_agent *a)
@@ -136,8 +160,11 @@ static int gpubuf_hsak_queue(const struct gpubuf_hsa *hsa, int gpu,
 	hsa_agent_t agent = hsa->gpus[gpu];
 	struct gpubuf_hsak_pool_scan scan = { .hsa = hsa };
 	uint32_t size = GPUBUF_HSAK_QUEUE_SIZE, min = 0;
+	_Atomic uint64_t *token;
+	hsa_queue_t *q;
 	hsa_status_t s;
 	void *p = NULL;
+	int err;
 
 	s = hsa->hsa_amd_agent_iterate_memory_pools(hsa->cpu,
 						    gpubuf_hsak_pool_cb, &scan);
@@ -152,30 +179,62 @@ static int gpubuf_hsak_queue(const struct gpubuf_hsa *hsa, int gpu,
 		return gpubuf_hsa_fail(hsa, s, "hsa_agent_get_info(QUEUE_MIN_SIZE)");
 	while (size < min && size < (1u << 30))
 		size *= 2;
-	s = hsa->hsa_queue_create(agent, size, HSA_QUEUE_TYPE_MULTI, NULL,
-				  NULL, UINT32_MAX, UINT32_MAX, &a->queue);
+	/* The callback is what ends a wait on a queue the runtime stopped. */
+	s = hsa->hsa_queue_create(agent, size, HSA_QUEUE_TYPE_MULTI,
+				  gpubuf_hsak_queue_error, a, UINT32_MAX,
+				  UINT32_MAX, &q);
 	if (s != HSA_STATUS_SUCCESS)
 		return gpubuf_hsa_fail(hsa, s, "hsa_queue_create");
-	s = hsa->hsa_amd_memory_pool_allocate(scan.pool, (size_t)a->queue->size * 2 *
+	s = hsa->hsa_amd_memory_pool_allocate(scan.pool, (size_t)q->size * 2 *
 					      GPUBUF_HSAK_KERNARG_SLOT, 0, &p);
 	if (s != HSA_STATUS_SUCCESS) {
-		hsa->hsa_queue_destroy(a->queue);
-		return gpubuf_hsa_fail(hsa, s, "hsa_amd_memory_pool_allocate(kernarg)");
+		err = gpubuf_hsa_fail(hsa, s, "hsa_amd_memory_pool_allocate(kernarg)");
+		goto err_queue;
 	}
 	s = hsa->hsa_amd_agents_allow_access(1, &agent, NULL, p);
 	if (s != HSA_STATUS_SUCCESS) {
-		hsa->hsa_amd_memory_pool_free(p);
-		hsa->hsa_queue_destroy(a->queue);
-		return gpubuf_hsa_fail(hsa, s, "hsa_amd_agents_allow_access(kernarg)");
+		err = gpubuf_hsa_fail(hsa, s, "hsa_amd_agents_allow_access(kernarg)");
+		goto err_kernarg;
 	}
-	a->token = calloc((size_t)a->queue->size * 2, sizeof(*a->token));
-	if (!a->token) {
-		hsa->hsa_amd_memory_pool_free(p);
-		hsa->hsa_queue_destroy(a->queue);
-		return -ENOMEM;
+	token = calloc((size_t)q->size * 2, sizeof(*token));
+	if (!token) {
+		err = -ENOMEM;
+		goto err_kernarg;
 	}
+	a->queue = q;
 	a->kernarg = p;
+	a->token = token;
 	return 0;
+err_kernarg:
+	hsa->hsa_amd_memory_pool_free(p);
+err_queue:
+	hsa->hsa_queue_destroy(q);
+	return err;
+}
+
+/*
+ * Undo gpubuf_hsak_queue() when no dispatch uses the queue: the queue
+ * first (the runtime waits for its error callback), then the signals the
+ * tokens still hold, which no packet can complete or read any more.
+ */
+static void gpubuf_hsak_queue_free(const struct gpubuf_hsa *hsa,
+				   struct gpubuf_hsak_agent *a)
+{
+	uint64_t ring = 2 * (uint64_t)a->queue->size;
+
+	hsa->hsa_queue_destroy(a->queue);
+	for (uint64_t i = 0; i < ring; i++) {
+		uint64_t t = atomic_load_explicit(&a->token[i],
+						  memory_order_acquire);
+
+		if (t != GPUBUF_HSAK_FREE && t != GPUBUF_HSAK_SYNC)
+			hsa->hsa_signal_destroy((hsa_signal_t){ t });
+	}
+	free(a->token);
+	hsa->hsa_amd_memory_pool_free(a->kernarg);
+	a->queue = NULL;
+	a->token = NULL;
+	a->kernarg = NULL;
 }
 
 /* Each kernel's descriptor and segment sizes, checked against hsa_code.h. */
@@ -227,6 +286,18 @@ static int gpubuf_hsak_symbols(const struct gpubuf_hsa *hsa, int gpu,
 	return 0;
 }
 
+/* GPUBUF_HSAK_WAIT_MS in the unit of wait timeouts, system timestamp ticks. */
+static uint64_t gpubuf_hsak_wait_ticks(const struct gpubuf_hsa *hsa)
+{
+	uint64_t hz = 0;
+
+	/* A timeout is only a hint: without the frequency, assume 1 GHz. */
+	if (hsa->hsa_system_get_info(HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY,
+				     &hz) != HSA_STATUS_SUCCESS || !hz)
+		hz = 1000000000u;
+	return hz / 1000 * GPUBUF_HSAK_WAIT_MS;
+}
+
 static int gpubuf_hsak_load(const struct gpubuf_hsa *hsa, int gpu,
 			    struct gpubuf_hsak_agent *a)
 {
@@ -237,9 +308,11 @@ static int gpubuf_hsak_load(const struct gpubuf_hsa *hsa, int gpu,
 	int err;
 
 	memset(a, 0, sizeof(*a));
+	a->gpu = gpu;
 	err = gpubuf_hsak_pick(hsa, gpu, a);
 	if (err)
 		return err;
+	a->wait_ticks = gpubuf_hsak_wait_ticks(hsa);
 	what = "hsa_agent_get_info(PROFILE)";
 	s = hsa->hsa_agent_get_info(agent, HSA_AGENT_INFO_PROFILE, &profile);
 	if (s == HSA_STATUS_SUCCESS) {
@@ -302,7 +375,7 @@ static void gpubuf_hsak_slots_init(void)
 }
 
 int gpubuf_hsak_get(const struct gpubuf_hsa *hsa, int gpu,
-		    const struct gpubuf_hsak_agent **out)
+		    struct gpubuf_hsak_agent **out)
 {
 	struct gpubuf_hsak_slot *slot;
 	int err = 0;
@@ -328,6 +401,32 @@ int gpubuf_hsak_get(const struct gpubuf_hsa *hsa, int gpu,
 	}
 	pthread_mutex_unlock(&slot->lock);
 	*out = &slot->a;
+	return err;
+}
+
+int gpubuf_hsak_renew(const struct gpubuf_hsa *hsa,
+		      struct gpubuf_hsak_agent *a)
+{
+	struct gpubuf_hsak_slot *slot =
+		gpubuf_container_of(a, struct gpubuf_hsak_slot, a);
+	int err = 0;
+
+	pthread_mutex_lock(&slot->lock);
+	if (atomic_load(&a->qstate) == GPUBUF_HSAK_Q_REPORTED) {
+		/*
+		 * Dispatches still counted saw or will see the state within
+		 * one wait round (GPUBUF_HSAK_WAIT_MS) and leave; new ones
+		 * see it and come here, to this lock.
+		 */
+		while (atomic_load(&a->users))
+			sched_yield();
+		if (a->queue)
+			gpubuf_hsak_queue_free(hsa, a);
+		err = gpubuf_hsak_queue(hsa, a->gpu, a);
+		if (!err)
+			atomic_store(&a->qstate, GPUBUF_HSAK_Q_LIVE);
+	}
+	pthread_mutex_unlock(&slot->lock);
 	return err;
 }
 

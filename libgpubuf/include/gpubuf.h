@@ -480,7 +480,10 @@ int gpubuf_hsa_matrix_view(const struct gpubuf_matrix *m, int agent,
 /*
  * gpubuf_cuda_gemv()/gemm() on an HSA GPU agent, through an AQL queue.
  * signal is 0 to run synchronously, or an hsa_signal_t handle the caller
- * owns, which the dispatch's completion decrements by one.
+ * owns, which the dispatch's completion decrements by one. When the
+ * runtime stops the agent's queue on an error, the calls waiting on it
+ * (else the next call on that agent) return -EIO; the call after that
+ * makes a new queue. See gpubuf_hsa_gemm(3).
  */
 int gpubuf_hsa_gemv(double alpha, const struct gpubuf_hsa_matrix *a,
 		    const struct gpubuf_hsa_matrix *x, double beta,

@@ -21,6 +21,8 @@ static struct {
 	int (*is_kernarg)(const void *p, uint64_t agent);
 	void (*complete)(void);
 	int64_t (*signal_value)(uint64_t h);
+	void (*fault_next)(uint64_t agent, hsa_status_t s);
+	unsigned long (*faults_reported)(void);
 	__typeof__(hsa_signal_create) *signal_create;
 	__typeof__(hsa_signal_destroy) *signal_destroy;
 } dstub;
@@ -51,6 +53,8 @@ static int t_dstub_load(void)
 	T_DSYM(is_kernarg, "hsastub_is_kernarg");
 	T_DSYM(complete, "hsastub_complete");
 	T_DSYM(signal_value, "hsastub_signal_value");
+	T_DSYM(fault_next, "hsastub_fault_next");
+	T_DSYM(faults_reported, "hsastub_faults_reported");
 	T_DSYM(signal_create, "hsa_signal_create");
 	T_DSYM(signal_destroy, "hsa_signal_destroy");
 #undef T_DSYM

@@ -45,6 +45,7 @@ static const struct {
 	STUB_ST(HSA_STATUS_ERROR_RESOURCE_FREE, "resource free (stand-in)")
 	STUB_ST(HSA_STATUS_ERROR_INVALID_MEMORY_POOL, "invalid pool (stand-in)")
 	STUB_ST(HSA_STATUS_ERROR_MEMORY_APERTURE_VIOLATION, "aperture (stand-in)")
+	STUB_ST(HSA_STATUS_ERROR_EXCEPTION, "exception (stand-in)")
 	STUB_ST(HSA_STATUS_ERROR_FATAL, "fatal (stand-in)")
 	STUB_ST(HSA_STATUS_ERROR_INVALID_CODE_OBJECT, "invalid code object (stand-in)")
 	STUB_ST(HSA_STATUS_ERROR_INVALID_QUEUE_CREATION, "queue creation (stand-in)")

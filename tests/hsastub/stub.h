@@ -17,10 +17,14 @@
  * distinct from the host pointer on purpose.
  *
  * Signals (stub_memory.c) hold atomic values. A wait polls while any
- * queue has packets outstanding that could still change the value; with
- * nothing outstanding, an unmet condition and no timeout, a real runtime
- * would block for ever: the stand-in counts a violation, writes its
- * report and aborts, so the test fails at once instead of hanging. Pool
+ * queue has packets outstanding that could still change the value, up
+ * to its timeout hint (in ns); waiting for more than a second in all
+ * with nothing outstanding and an unmet condition, a real runtime would
+ * block for ever: the stand-in counts a violation, writes its report and
+ * aborts, so the test fails at once instead of hanging. A queue error
+ * (hsastub_fault_next(), stub_queue.c) suspends a queue as ROCr does,
+ * and its packets stay outstanding: a wait for them never ends, as with
+ * ROCr, and a test bounds it itself. Pool
  * allocations are host memory, a GPU pool's standing in for device
  * memory; hsa_amd_agents_allow_access records one bit per agent.
  *
@@ -96,6 +100,7 @@ struct stub_signal {
 	_Atomic int64_t value;
 	int live;
 	struct stub_queue *queue;	/* a doorbell's queue (stub_queue.c) */
+	uint64_t idle_ns;		/* waited with nothing pending */
 };
 
 struct stub_state {

@@ -24,6 +24,10 @@ STUB_EXPORT hsa_status_t hsa_system_get_info(hsa_system_info_t attribute,
 	case HSA_SYSTEM_INFO_VERSION_MINOR:
 		*(uint16_t *)value = 1;
 		return stub_end(HSA_STATUS_SUCCESS);
+	/* Timestamps and wait timeouts count nanoseconds. */
+	case HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY:
+		*(uint64_t *)value = 1000000000u;
+		return stub_end(HSA_STATUS_SUCCESS);
 	case HSA_SYSTEM_INFO_TIMESTAMP:
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		*(uint64_t *)value = (uint64_t)ts.tv_sec * 1000000000u +

@@ -22,6 +22,13 @@ struct stub_queue {
 	_Atomic uint64_t write, read;
 	uint64_t rung;			/* highest doorbell value */
 	struct stub_signal *doorbell;
+	/* hsa_queue_create's error callback and its data, or NULL */
+	void (*callback)(hsa_status_t status, hsa_queue_t *source, void *data);
+	void *data;
+	/* Not 0: the queue error that suspended it (stub_queue.c). */
+	hsa_status_t error;
+	int reporting;			/* reporter started: join it */
+	pthread_t reporter;		/* the thread calling callback */
 };
 
 struct stub_reader {
@@ -51,6 +58,10 @@ struct stub_dispatch {
 	struct stub_queue *queue[STUB_MAX_OBJS];
 	struct stub_done done[STUB_LOG];
 	unsigned long ndone;		/* since hsastub_reset_dispatch() */
+	/* hsastub_fault_next(): the next kernel of this agent faults */
+	uint64_t fault_agent;
+	hsa_status_t fault_status;	/* 0: none armed */
+	unsigned long faults_reported;	/* error callbacks returned */
 };
 
 extern struct stub_dispatch D;

@@ -42,6 +42,7 @@ struct stub_signal *stub_signal_new(int64_t value)
 			continue;
 		sig->live = 1;
 		sig->queue = NULL;
+		sig->idle_ns = 0;
 		atomic_store(&sig->value, value);
 		return sig;
 	}
@@ -144,10 +145,16 @@ static uint64_t stub_now_ns(void)
 #define STUB_IDLE_WAIT_NS	1000000000u
 
 /*
- * Polls. A finite timeout is a hint the runtime may cut short: one look.
- * Otherwise it waits while a queue has work that could change the value;
- * with none for STUB_IDLE_WAIT_NS, a real runtime would never return, so
- * the stand-in reports a violation and aborts (stub.h).
+ * Polls until the condition is met or timeout_hint has passed, in ticks
+ * of HSA_SYSTEM_INFO_TIMESTAMP_FREQUENCY (1 GHz here, stub_copy.c). A
+ * wait may also end on a queue's progress, as ROCr's may end early: the
+ * caller checks the value. While nothing is pending that could change
+ * the value, the time waited adds up per signal, across calls (so a
+ * caller that loops over short waits is caught too); past
+ * STUB_IDLE_WAIT_NS a real runtime would never return, so the stand-in
+ * reports a violation and aborts (stub.h). A suspended queue's packets
+ * stay pending (stub_queue.c): a wait for them polls for ever, as with
+ * ROCr.
  */
 STUB_EXPORT hsa_signal_value_t hsa_signal_wait_scacquire(
 	hsa_signal_t signal, hsa_signal_condition_t condition,
@@ -156,12 +163,14 @@ STUB_EXPORT hsa_signal_value_t hsa_signal_wait_scacquire(
 {
 	hsa_signal_value_t v = 0;
 	struct stub_signal *sig;
-	uint64_t idle_since = 0;
+	uint64_t start = stub_now_ns(), last = start;
 	int met;
 
 	stub_count(STUB_ID_hsa_signal_wait_scacquire);
 	sig = stub_signal_of(signal.handle, "hsa_signal_wait_scacquire");
 	while (sig) {
+		uint64_t now = stub_now_ns();
+
 		v = atomic_load(&sig->value);
 		met = stub_condition(v, condition, compare_value);
 		if (met < 0 || (wait_state_hint != HSA_WAIT_STATE_BLOCKED &&
@@ -170,13 +179,16 @@ STUB_EXPORT hsa_signal_value_t hsa_signal_wait_scacquire(
 				       (int)condition, (int)wait_state_hint);
 			break;
 		}
-		if (met || timeout_hint != UINT64_MAX)
+		if (met) {
+			sig->idle_ns = 0;
 			break;
-		if (stub_queues_pending()) {
-			idle_since = 0;
-		} else if (!idle_since) {
-			idle_since = stub_now_ns();
-		} else if (stub_now_ns() - idle_since > STUB_IDLE_WAIT_NS) {
+		}
+		if (stub_queues_pending())
+			sig->idle_ns = 0;
+		else
+			sig->idle_ns += now - last;
+		last = now;
+		if (sig->idle_ns > STUB_IDLE_WAIT_NS) {
 			stub_violation("hsa_signal_wait_scacquire would wait for ever: value %lld, condition %d, %lld, nothing pending",
 				       (long long)v, (int)condition,
 				       (long long)compare_value);
@@ -186,6 +198,8 @@ STUB_EXPORT hsa_signal_value_t hsa_signal_wait_scacquire(
 			stub_report();
 			abort();
 		}
+		if (now - start >= timeout_hint)
+			break;
 		pthread_mutex_unlock(&stub_lock);
 		nanosleep(&(struct timespec){ 0, 200000 }, NULL);
 		pthread_mutex_lock(&stub_lock);

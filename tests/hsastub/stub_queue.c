@@ -3,6 +3,21 @@
  * The stand-in's AQL queues and the queries tests read what they ran
  * with (stub_dispatch.c says what they pretend). Their doorbells are
  * signals of stub_memory.c, rung through its stores.
+ *
+ * Queue errors, as ROCr handles them (ROCR-Runtime,
+ * src/core/runtime/amd_aql_queue.cpp, AqlQueue::DynamicScratchHandler):
+ * when the packet processor reports an error for a queue (an invalid
+ * packet, an illegal instruction, a trap, a memory aperture violation),
+ * the runtime's handler thread turns it into an hsa_status_t, suspends
+ * the queue (AqlQueue::Suspend) and calls the callback given to
+ * hsa_queue_create, if there is one; nothing else. The faulting packet
+ * never completes, so its completion signal keeps its value, the read
+ * index stays where it is and no later packet of that queue runs; the
+ * queue is still there until hsa_queue_destroy, which waits for the
+ * handler to finish. Here hsastub_fault_next() makes an agent's next
+ * kernel dispatch packet fault so; the callback runs on a thread of the
+ * stand-in's own, as ROCr's runs on its async-handler thread, never on
+ * the thread that rang the doorbell.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +25,33 @@
 #include "stub_dispatch.h"
 
 /* ---- queues ------------------------------------------------------------- */
+
+/* ROCr's error handler thread, reduced to the callback. */
+static void *stub_queue_reporter(void *arg)
+{
+	struct stub_queue *q = arg;
+
+	q->callback(q->error, &q->q, q->data);
+	pthread_mutex_lock(&stub_lock);
+	D.faults_reported++;
+	pthread_mutex_unlock(&stub_lock);
+	return NULL;
+}
+
+/*
+ * A queue error on q: suspend it and report it to its callback, if it
+ * has one, from another thread; under stub_lock.
+ */
+static void stub_queue_error(struct stub_queue *q, hsa_status_t s)
+{
+	q->error = s;
+	if (!q->callback)
+		return;
+	if (pthread_create(&q->reporter, NULL, stub_queue_reporter, q))
+		stub_violation("no thread for a queue error callback");
+	else
+		q->reporting = 1;
+}
 
 /*
  * A barrier-AND packet may complete once every dependency (handle 0 is
@@ -46,7 +88,7 @@ static void stub_queue_run(struct stub_queue *q)
 		struct stub_done *d = &D.done[D.ndone % STUB_LOG];
 		struct stub_signal *sig;
 
-		if (id > q->rung || id >= atomic_load(&q->write) ||
+		if (q->error || id > q->rung || id >= atomic_load(&q->write) ||
 		    type == HSA_PACKET_TYPE_INVALID)
 			return;
 		if (type == HSA_PACKET_TYPE_BARRIER_AND &&
@@ -56,6 +98,12 @@ static void stub_queue_run(struct stub_queue *q)
 		    type != HSA_PACKET_TYPE_KERNEL_DISPATCH)
 			stub_violation("packet %llu of type %u",
 				       (unsigned long long)id, type);
+		if (type == HSA_PACKET_TYPE_KERNEL_DISPATCH && D.fault_status &&
+		    D.fault_agent == q->agent) {
+			stub_queue_error(q, D.fault_status);
+			D.fault_status = (hsa_status_t)0;
+			return;
+		}
 		d->pkt = *pkt;
 		d->agent = q->agent;
 		d->id = id;
@@ -93,8 +141,7 @@ STUB_EXPORT hsa_status_t hsa_queue_create(
 {
 	struct stub_queue *q;
 
-	(void)callback, (void)data, (void)private_segment_size,
-	(void)group_segment_size;
+	(void)private_segment_size, (void)group_segment_size;
 	STUB_BEGIN(hsa_queue_create, 1);
 	if (!stub_is_gpu(agent.handle) || !queue || size < 64 ||
 	    (size & (size - 1)) || type != HSA_QUEUE_TYPE_MULTI) {
@@ -130,6 +177,8 @@ STUB_EXPORT hsa_status_t hsa_queue_create(
 		q->q.id = (uint64_t)i;
 		q->q.doorbell_signal.handle = stub_signal_handle(q->doorbell);
 		q->agent = agent.handle;
+		q->callback = callback;
+		q->data = data;
 		q->live = 1;
 		D.queue[i] = q;
 		*queue = &q->q;
@@ -149,10 +198,16 @@ STUB_EXPORT hsa_status_t hsa_queue_destroy(hsa_queue_t *queue)
 		return stub_end(HSA_STATUS_ERROR_INVALID_QUEUE);
 	}
 	q = *slot;
+	*slot = NULL;
+	/* As ROCr's ~AqlQueue, wait for the error handler to finish. */
+	if (q->reporting) {
+		pthread_mutex_unlock(&stub_lock);
+		pthread_join(q->reporter, NULL);
+		pthread_mutex_lock(&stub_lock);
+	}
 	stub_signal_free(q->doorbell);
 	free(q->q.base_address);
 	free(q);
-	*slot = NULL;
 	return stub_end(HSA_STATUS_SUCCESS);
 }
 
@@ -262,4 +317,28 @@ STUB_EXPORT void hsastub_complete(void)
 		if (D.queue[i])
 			stub_queue_run(D.queue[i]);
 	pthread_mutex_unlock(&stub_lock);
+}
+
+/*
+ * The next kernel dispatch packet GPU agent agent's queue processes
+ * faults with status s (a queue error, see the top of this file); 0
+ * disarms.
+ */
+STUB_EXPORT void hsastub_fault_next(uint64_t agent, hsa_status_t s)
+{
+	pthread_mutex_lock(&stub_lock);
+	D.fault_agent = agent;
+	D.fault_status = s;
+	pthread_mutex_unlock(&stub_lock);
+}
+
+/* Queue error callbacks that have returned since the stand-in loaded. */
+STUB_EXPORT unsigned long hsastub_faults_reported(void)
+{
+	unsigned long n;
+
+	pthread_mutex_lock(&stub_lock);
+	n = D.faults_reported;
+	pthread_mutex_unlock(&stub_lock);
+	return n;
 }
