@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * amdgpu: a buffer's dma-buf imported as an amdgpu buffer object and mapped
- * at a GPU virtual address, through libdrm_amdgpu loaded with dlopen, so a
- * client without Mesa or ROCm gets an address its GPU work can use.
+ * amdgpu: a buffer's dma-buf imported into the caller's amdgpu DRM file and
+ * mapped at a GPU virtual address in that file's VM, so a client without
+ * Mesa or ROCm gets an address its GPU work can use. libdrm_amdgpu, loaded
+ * with dlopen, only lends its VA manager (see gpubuf_amdgpu_do()).
  *
  * Compiled against Debian 12's libdrm 2.4.114 headers; no AMD GPU has been
- * reachable, so only the refusals (a non-amdgpu device) have ever run.
- * Mappings are counted per (buffer, DRM file) in the same records as GEM
- * imports (drm.c).
+ * reachable: tests/lib/amdgpu.c runs it on vgem against stand-ins of
+ * libdrm and libdrm_amdgpu (tests/amdgpustub). Mappings are counted per
+ * (buffer, DRM file) in records like drm.c's GEM imports.
  */
 #include <errno.h>
 #include <limits.h>
@@ -35,11 +36,8 @@ static struct {
 	char msg[200];
 	__typeof__(amdgpu_device_initialize) *device_initialize;
 	__typeof__(amdgpu_device_deinitialize) *device_deinitialize;
-	__typeof__(amdgpu_bo_import) *bo_import;
-	__typeof__(amdgpu_bo_free) *bo_free;
 	__typeof__(amdgpu_va_range_alloc) *va_range_alloc;
 	__typeof__(amdgpu_va_range_free) *va_range_free;
-	__typeof__(amdgpu_bo_va_op_raw) *bo_va_op_raw;
 } amd = { .once = PTHREAD_ONCE_INIT };
 
 static void gpubuf_amdgpu_load(void)
@@ -61,11 +59,8 @@ static void gpubuf_amdgpu_load(void)
 		missing = "amdgpu_" #field;
 	GPUBUF_AMD_SYM(device_initialize)
 	GPUBUF_AMD_SYM(device_deinitialize)
-	GPUBUF_AMD_SYM(bo_import)
-	GPUBUF_AMD_SYM(bo_free)
 	GPUBUF_AMD_SYM(va_range_alloc)
 	GPUBUF_AMD_SYM(va_range_free)
-	GPUBUF_AMD_SYM(bo_va_op_raw)
 #undef GPUBUF_AMD_SYM
 	if (missing) {
 		amd.err = -ENODEV;
@@ -120,54 +115,93 @@ static int gpubuf_amdgpu_check_driver(const struct gpubuf_drm_api *api,
 	return err;
 }
 
-/* Undo one record's mapping (force: ignore failures). */
-static int gpubuf_amdgpu_undo(struct gpubuf_drm_rec *rec, int force)
+/* One GEM_VA ioctl on the record's file, for its whole range: 0 or -errno. */
+static int gpubuf_amdgpu_va_op(const struct gpubuf_drm_api *api,
+			       const struct gpubuf_drm_rec *rec, uint32_t op,
+			       uint64_t flags)
 {
-	int r = 0;
+	struct drm_amdgpu_gem_va va = {
+		.handle = rec->handle, .operation = op, .flags = flags,
+		.va_address = rec->va, .map_size = rec->va_size,
+	};
+
+	errno = 0;
+	if (!api->Ioctl(rec->fd, DRM_IOCTL_AMDGPU_GEM_VA, &va))
+		return 0;
+	return errno ? -errno : -EIO;
+}
+
+/* Undo one record's mapping (force: ignore failures). */
+static int gpubuf_amdgpu_undo(const struct gpubuf_drm_api *api,
+			      struct gpubuf_drm_rec *rec, bool force)
+{
+	int r;
 
 	/* Records exist only once the library loaded. */
 	if (rec->amd_va_range) {
-		errno = 0;
-		r = amd.bo_va_op_raw(rec->amd_dev, rec->amd_bo, 0, rec->va_size,
-				     rec->va, 0, AMDGPU_VA_OP_UNMAP);
+		r = gpubuf_amdgpu_va_op(api, rec, AMDGPU_VA_OP_UNMAP, 0);
 		if (r && !force)
-			return gpubuf_amdgpu_fail(r, "amdgpu_bo_va_op(UNMAP)");
+			return gpubuf_amdgpu_fail(r, "GEM_VA(UNMAP)");
 		amd.va_range_free(rec->amd_va_range);
 		rec->amd_va_range = NULL;
 	}
-	if (rec->amd_bo)
-		amd.bo_free(rec->amd_bo);
 	if (rec->amd_dev)
 		amd.device_deinitialize(rec->amd_dev);
-	rec->amd_bo = NULL;
 	rec->amd_dev = NULL;
+	if (rec->handle)
+		gpubuf_drm_gem_close(api, rec->fd, rec->handle);
+	rec->handle = 0;
 	return 0;
 }
 
-/* Import, reserve a VA range, map: undone in reverse on failure. */
-static int gpubuf_amdgpu_do(struct gpubuf *buf, struct gpubuf_drm_rec *rec)
+/*
+ * Import, reserve a VA range, map: undone in reverse on failure.
+ *
+ * GPU VMs are per DRM file: the amdgpu driver gives each open file its
+ * own, and a GEM handle or a GEM_VA mapping lives in the file it was made
+ * in. libdrm_amdgpu keeps one device per GPU and process, with a dup of
+ * the first fd it was given, and imports and maps through that fd: were
+ * drm_fd a second open, or had Mesa made the device first, the address
+ * would be in another file's VM and fault in the caller's submissions
+ * (issue 23, defect 2). So the PRIME import and the GEM_VA ioctl go to
+ * our dup of drm_fd, on every libdrm version. (libdrm 2.4.121's
+ * amdgpu_device_initialize2(fd, false) gives a device on drm_fd's file,
+ * but its buffer objects own GEM handles, closing them when freed, and its
+ * fresh VA manager knows no other mapping in that file: not used.)
+ *
+ * The range comes from the VA manager of libdrm_amdgpu's deduplicated
+ * device for the GPU: the VA layout is the GPU's, the same in every file,
+ * and that manager is shared by our mappings in every file and by the
+ * process's other libdrm_amdgpu users (Mesa's radeonsi, callers of
+ * amdgpu_device_initialize), so none of them is handed the same range.
+ * Nothing is mapped through that device. An allocator it does not know
+ * (the caller's own VA manager, fixed addresses) can still pick an
+ * overlapping range; the kernel then refuses the second mapping with
+ * -EINVAL (amdgpu_vm_bo_map), it never aliases.
+ */
+static int gpubuf_amdgpu_do(const struct gpubuf_drm_api *api,
+			    struct gpubuf *buf, struct gpubuf_drm_rec *rec)
 {
-	struct amdgpu_bo_import_result res;
-	uint32_t major, minor;
 	uint64_t flags = AMDGPU_VM_PAGE_READABLE;
+	uint32_t major, minor, handle;
 	amdgpu_va_handle range;
 	int r;
 
 	errno = 0;
+	if (api->PrimeFDToHandle(rec->fd, buf->fd, &handle)) {
+		r = errno ? -errno : -EIO;
+		errno = -r;
+		gpubuf_error_set("drmPrimeFDToHandle: %m");
+		return r;
+	}
+	rec->handle = handle;
+	errno = 0;
 	r = amd.device_initialize(rec->fd, &major, &minor, &rec->amd_dev);
 	if (r) {
 		rec->amd_dev = NULL;
-		return gpubuf_amdgpu_fail(r, "amdgpu_device_initialize");
-	}
-	memset(&res, 0, sizeof(res));
-	errno = 0;
-	r = amd.bo_import(rec->amd_dev, amdgpu_bo_handle_type_dma_buf_fd,
-			  (uint32_t)buf->fd, &res);
-	if (r) {
-		r = gpubuf_amdgpu_fail(r, "amdgpu_bo_import");
+		r = gpubuf_amdgpu_fail(r, "amdgpu_device_initialize");
 		goto err_undo;
 	}
-	rec->amd_bo = res.buf_handle;
 	rec->va_size = buf->size;
 	errno = 0;
 	r = amd.va_range_alloc(rec->amd_dev, amdgpu_gpu_va_range_general,
@@ -180,19 +214,17 @@ static int gpubuf_amdgpu_do(struct gpubuf *buf, struct gpubuf_drm_rec *rec)
 	/* The GPU gets the CPU mapping's access: read-only stays so. */
 	if (!(buf->flags & GPUBUF_BUF_READONLY))
 		flags |= AMDGPU_VM_PAGE_WRITEABLE;
-	errno = 0;
-	r = amd.bo_va_op_raw(rec->amd_dev, rec->amd_bo, 0, rec->va_size,
-			     rec->va, flags, AMDGPU_VA_OP_MAP);
+	r = gpubuf_amdgpu_va_op(api, rec, AMDGPU_VA_OP_MAP, flags);
 	if (r) {
+		r = gpubuf_amdgpu_fail(r, "GEM_VA(MAP)");
 		amd.va_range_free(range);
-		r = gpubuf_amdgpu_fail(r, "amdgpu_bo_va_op(MAP)");
 		goto err_undo;
 	}
 	rec->amd_va_range = range;
 	return 0;
 
 err_undo:
-	gpubuf_amdgpu_undo(rec, 1);
+	gpubuf_amdgpu_undo(api, rec, true);
 	return r;
 }
 
@@ -202,10 +234,11 @@ static void gpubuf_amdgpu_hold_release(struct gpubuf *buf,
 {
 	struct gpubuf_drm_rec *rec =
 		gpubuf_container_of(hold, struct gpubuf_drm_rec, hold);
+	const struct gpubuf_drm_api *api;
 
 	/* A fork() child shares the parent's DRM files: hands off. */
-	if (rec->pid == getpid())
-		gpubuf_amdgpu_undo(rec, 1);
+	if (rec->pid == getpid() && !gpubuf_drm_api_get(&api))
+		gpubuf_amdgpu_undo(api, rec, true);
 	gpubuf_drm_rec_free(buf, rec);
 }
 
@@ -249,7 +282,7 @@ GPUBUF_EXPORT int gpubuf_amdgpu_map(struct gpubuf *buf, int drm_fd,
 	rec = gpubuf_drm_rec_new(drm_fd, &st, &err);
 	if (!rec)
 		goto out;
-	err = gpubuf_amdgpu_do(buf, rec);
+	err = gpubuf_amdgpu_do(api, buf, rec);
 	if (err) {
 		gpubuf_drm_rec_free(buf, rec);
 		goto out;
@@ -265,6 +298,7 @@ out:
 GPUBUF_EXPORT int gpubuf_amdgpu_unmap(struct gpubuf *buf, int drm_fd)
 {
 	GPUBUF_KEEP_ERRNO;
+	const struct gpubuf_drm_api *api = NULL;
 	struct gpubuf_drm_rec *rec;
 	struct stat st;
 	int err;
@@ -284,8 +318,11 @@ GPUBUF_EXPORT int gpubuf_amdgpu_unmap(struct gpubuf *buf, int drm_fd)
 	} else if (rec->count > 1) {
 		rec->count--;
 	} else {
+		/* A record exists, so libdrm was loaded: this cannot fail. */
+		err = gpubuf_drm_api_get(&api);
 		/* A failed UNMAP keeps the mapping and its count: retry later. */
-		err = gpubuf_amdgpu_undo(rec, 0);
+		if (!err)
+			err = gpubuf_amdgpu_undo(api, rec, false);
 		if (!err)
 			gpubuf_drm_rec_free(buf, rec);
 	}

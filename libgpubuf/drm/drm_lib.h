@@ -70,10 +70,12 @@ struct gpubuf_drm_rec {
 	dev_t rdev;
 	pid_t pid;		/* the process that made it */
 	unsigned int count;
-	uint32_t handle;	/* GEM handle (drm.c) */
-	/* amdgpu.c: libdrm_amdgpu's objects, undone in reverse. */
+	uint32_t handle;	/* GEM handle in the file of fd, 0: none */
+	/*
+	 * amdgpu.c: the deduplicated device whose VA manager lent the range,
+	 * and the range, mapped in the file of fd.
+	 */
 	struct amdgpu_device *amd_dev;
-	struct amdgpu_bo *amd_bo;
 	struct amdgpu_va *amd_va_range;
 	uint64_t va;
 	uint64_t va_size;

@@ -27,6 +27,9 @@
 static gpubuf_amdgpu_stub_va_query_fn *t_va_query;
 static gpubuf_amdgpu_stub_va_count_fn *t_va_count;
 static gpubuf_amdgpu_stub_devices_fn *t_devices;
+/* The stand-in's, as another libdrm_amdgpu user in the process calls them. */
+static int (*t_amd_init)(int fd, uint32_t *major, uint32_t *minor, void **dev);
+static int (*t_amd_deinit)(void *dev);
 
 /* Whether the stand-ins are what libdrm.so.2 and libdrm_amdgpu.so.1 are. */
 static int t_stub_load(void)
@@ -43,7 +46,11 @@ static int t_stub_load(void)
 		dlsym(drm, GPUBUF_AMDGPU_STUB_VA_COUNT);
 	t_devices = (gpubuf_amdgpu_stub_devices_fn *)
 		dlsym(amd, GPUBUF_AMDGPU_STUB_DEVICES);
-	return t_va_query && t_va_count && t_devices;
+	t_amd_init = (__typeof__(t_amd_init))dlsym(amd, "amdgpu_device_initialize");
+	t_amd_deinit = (__typeof__(t_amd_deinit))
+		dlsym(amd, "amdgpu_device_deinitialize");
+	return t_va_query && t_va_count && t_devices && t_amd_init &&
+	       t_amd_deinit;
 }
 
 /* Whether va is mapped (1), with these AMDGPU_VM_PAGE_* flags if so. */
@@ -133,6 +140,98 @@ static int last_unref_unmaps(void)
 }
 
 /*
+ * A mapping lands in the VM of the caller's DRM file (issue 23, defect 2).
+ * libdrm_amdgpu keeps one device per GPU and process, made from the first
+ * fd it was given, and imports and maps through that fd (libdrm 2.4.114
+ * amdgpu_device.c: amdgpu_device_initialize; amdgpu_bo.c:
+ * amdgpu_bo_import, amdgpu_bo_va_op_raw; the stand-in does the same): a
+ * buffer mapped through a second open of the GPU must still be mapped in
+ * that second file, and only there.
+ */
+static int map_in_second_open(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf *b1 = t_buf(ctx), *b2 = t_buf(ctx);
+	int first = t_open_vgem(), second = t_open_vgem();
+	uint64_t va1 = 0, va2 = 0;
+
+	T_CHECK(b1 && b2 && first >= 0 && second >= 0);
+	T_EQ(gpubuf_amdgpu_map(b1, first, &va1), 0);
+	T_EQ(gpubuf_amdgpu_map(b2, second, &va2), 0);
+	T_EQ(t_mapped(second, va2, NULL), 1);
+	T_EQ(t_mapped(first, va2, NULL), 0);
+	T_EQ(t_mapped(first, va1, NULL), 1);
+	T_EQ(t_mapped(second, va1, NULL), 0);
+	/* One VA manager for the GPU: ranges apart in every file. */
+	T_CHECK(va1 + T_SIZE <= va2 || va2 + T_SIZE <= va1);
+	T_EQ(gpubuf_amdgpu_unmap(b2, second), 0);
+	T_EQ(gpubuf_amdgpu_unmap(b1, first), 0);
+	T_EQ(t_va_count(first), 0);
+	T_EQ(t_va_count(second), 0);
+	T_EQ(t_devices(), 0);
+	gpubuf_unref(b1);
+	gpubuf_unref(b2);
+	close(first);
+	close(second);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+/*
+ * The same when another library in the process (Mesa, ROCr) initialised
+ * libdrm_amdgpu first, on a file of its own (issue 23, defect 2).
+ */
+static int map_after_other_libdrm_user(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf *buf = t_buf(ctx);
+	int theirs = t_open_vgem(), mine = t_open_vgem();
+	uint32_t major, minor;
+	uint64_t va = 0;
+	void *dev = NULL;
+
+	T_CHECK(buf && theirs >= 0 && mine >= 0);
+	T_EQ(t_amd_init(theirs, &major, &minor, &dev), 0);
+	T_EQ(gpubuf_amdgpu_map(buf, mine, &va), 0);
+	T_EQ(t_mapped(mine, va, NULL), 1);
+	T_EQ(t_mapped(theirs, va, NULL), 0);
+	T_EQ(gpubuf_amdgpu_unmap(buf, mine), 0);
+	T_EQ(t_va_count(mine), 0);
+	T_EQ(t_va_count(theirs), 0);
+	T_EQ(t_amd_deinit(dev), 0);
+	T_EQ(t_devices(), 0);
+	gpubuf_unref(buf);
+	close(theirs);
+	close(mine);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+/* Two buffers in one file: two live mappings, ranges apart. */
+static int two_buffers_one_file(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf *b1 = t_buf(ctx), *b2 = t_buf(ctx);
+	int card = t_open_vgem();
+	uint64_t va1 = 0, va2 = 0;
+
+	T_CHECK(b1 && b2 && card >= 0);
+	T_EQ(gpubuf_amdgpu_map(b1, card, &va1), 0);
+	T_EQ(gpubuf_amdgpu_map(b2, card, &va2), 0);
+	T_CHECK(va1 + T_SIZE <= va2 || va2 + T_SIZE <= va1);
+	T_EQ(t_va_count(card), 2);
+	T_EQ(gpubuf_amdgpu_unmap(b1, card), 0);
+	T_EQ(t_mapped(card, va2, NULL), 1);
+	T_EQ(gpubuf_amdgpu_unmap(b2, card), 0);
+	T_EQ(t_va_count(card), 0);
+	gpubuf_unref(b1);
+	gpubuf_unref(b2);
+	close(card);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+/*
  * libdrm_amdgpu returns some failures as -1 with errno set (issue 23,
  * defect 6a): amdgpu_device_initialize passes on amdgpu_get_auth's
  * drmIoctl(DRM_IOCTL_GET_CLIENT) result, amdgpu_bo_import that of
@@ -171,6 +270,9 @@ int main(void)
 		T_TEST_ON(T_VGEM, map_and_unmap),
 		T_TEST_ON(T_VGEM, map_nests),
 		T_TEST_ON(T_VGEM, last_unref_unmaps),
+		T_TEST_ON(T_VGEM, map_in_second_open),
+		T_TEST_ON(T_VGEM, map_after_other_libdrm_user),
+		T_TEST_ON(T_VGEM, two_buffers_one_file),
 		T_TEST_ON(T_VGEM, libdrm_amdgpu_errno_kept),
 	};
 
