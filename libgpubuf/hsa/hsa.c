@@ -179,22 +179,22 @@ GPUBUF_EXPORT int gpubuf_hsa_lock(struct gpubuf *buf, const uint64_t *agents,
 }
 
 /*
- * Undo the lock. If the runtime refuses, !force keeps the bookkeeping so
- * a later unlock or the last unref can try again: forgetting a lock KFD
- * still holds would leave the pages pinned after munmap(). force (last
- * unref) forgets it anyway, as nothing could retry.
+ * Undo the lock and forget it, whatever the runtime answers: a refusal
+ * is final. ROCr's hsa_amd_memory_unlock (hsa_ext_amd.cpp) fails only
+ * before doing anything, when the runtime is no longer open (someone's
+ * hsa_shut_down, which released every KFD registration) or on an
+ * exception; MemoryRegion::Unlock itself ignores KFD's answers and
+ * returns success. Kept, the lock could never be undone by a retry: it
+ * would only keep the buffer "locked" for the library.
  */
 static int gpubuf_hsa_unlock_all(const struct gpubuf_hsa *hsa,
-				 struct gpubuf *buf, struct gpubuf_hsa_lock *lk,
-				 bool force)
+				 struct gpubuf *buf, struct gpubuf_hsa_lock *lk)
 {
 	hsa_status_t s = hsa->hsa_amd_memory_unlock(buf->ptr);
 	int err = 0;
 
 	if (s != HSA_STATUS_SUCCESS)
 		err = gpubuf_hsa_fail(hsa, s, "hsa_amd_memory_unlock");
-	if (err && !force)
-		return err;
 	gpubuf_hold_del(buf, &lk->hold);
 	free(lk);
 	return err;
@@ -221,7 +221,7 @@ GPUBUF_EXPORT int gpubuf_hsa_unlock(struct gpubuf *buf)
 		if (!err && lk->count > 1)
 			lk->count--;
 		else if (!err)
-			err = gpubuf_hsa_unlock_all(hsa, buf, lk, false);
+			err = gpubuf_hsa_unlock_all(hsa, buf, lk);
 	}
 	pthread_mutex_unlock(&buf->lock);
 	return err;
@@ -262,7 +262,7 @@ static void gpubuf_hsa_hold_release(struct gpubuf *buf,
 		free(lk);
 		return;
 	}
-	gpubuf_hsa_unlock_all(hsa, buf, lk, true);
+	gpubuf_hsa_unlock_all(hsa, buf, lk);
 }
 
 GPUBUF_EXPORT int gpubuf_hsa_matrix_view(const struct gpubuf_matrix *m,
