@@ -148,6 +148,7 @@ struct stub_state {
 	} params[STUB_MAX_PARAMS];
 	int nparams;
 	int trace_fd;		/* CUSTUB_TRACE's file + 1; 0: no trace */
+	int exec;		/* CUSTUB_EXEC=1: launches run (stub_exec.cc) */
 
 	/* driver state */
 	int inited;
@@ -187,6 +188,14 @@ struct stub_ctx_stack {
 };
 
 extern __thread struct stub_ctx_stack stub_tls;
+
+/* ---- stub_mem.c --------------------------------------------------------- */
+
+/*
+ * The host address behind device pointer dptr as device sees it: 0 if it
+ * lies in a live DEVICEMAP registration visible there, else -1.
+ */
+int stub_devptr_host(int device, uint64_t dptr, uintptr_t *host);
 
 /* ---- stub_core.c -------------------------------------------------------- */
 

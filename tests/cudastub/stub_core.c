@@ -248,6 +248,8 @@ static void stub_configure(void)
 	s = getenv("CUSTUB_ATTR");
 	if (s && *s)
 		stub_each_item(s, stub_parse_attr);
+	s = getenv("CUSTUB_EXEC");
+	S.exec = s && !strcmp(s, "1");
 	/* For a program tests cannot ask: one line per call, appended. */
 	s = getenv("CUSTUB_TRACE");
 	if (s && *s) {

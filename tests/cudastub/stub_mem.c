@@ -140,6 +140,21 @@ static CUdeviceptr stub_devptr(int device, uintptr_t host)
 	return (CUdeviceptr)host | ((CUdeviceptr)(device + 1) << 48);
 }
 
+int stub_devptr_host(int device, uint64_t dptr, uintptr_t *host)
+{
+	uintptr_t h = (uintptr_t)(dptr & ((1ull << 48) - 1));
+	struct stub_reg *g;
+
+	if (dptr >> 48 != (uint64_t)device + 1)
+		return -1;
+	g = stub_find_reg(h, 1);
+	if (!g || !(g->flags & CU_MEMHOSTREGISTER_DEVICEMAP) ||
+	    (!(g->flags & CU_MEMHOSTREGISTER_PORTABLE) && g->device != device))
+		return -1;
+	*host = h;
+	return 0;
+}
+
 CUresult CUDAAPI stub_cuMemHostGetDevicePointer(CUdeviceptr *pdptr,
 						void *p,
 						unsigned int flags)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "stub.h"
+#include "stub_exec.h"
 
 /* ---- modules and launches --------------------------------------------- */
 
@@ -162,6 +163,44 @@ static int stub_kernel_params(const char *kernel, void **params,
 	return found;
 }
 
+/*
+ * CUSTUB_EXEC=1: run c's kernel now (stub_exec.cc), its device pointers
+ * turned into the host addresses registered behind them. A pointer the
+ * device cannot reach is what a GPU would fault on.
+ */
+static CUresult stub_exec(const struct stub_rec *c, int device, void **params)
+{
+	uint32_t pointers, nullable;
+	uint64_t val[STUB_MAX_PARAMS];
+	char why[256];
+	int n;
+
+	if (stub_exec_signature(c->name, &n, &pointers, &nullable) ||
+	    n > STUB_MAX_PARAMS || !params) {
+		stub_violation("CUSTUB_EXEC: cannot run kernel %s", c->name);
+		return CUDA_ERROR_LAUNCH_FAILED;
+	}
+	for (int i = 0; i < n; i++) {
+		uintptr_t host;
+
+		memcpy(&val[i], params[i], sizeof(val[i]));
+		if (!(pointers >> i & 1) || (!val[i] && nullable >> i & 1))
+			continue;
+		if (stub_devptr_host(device, val[i], &host)) {
+			stub_violation("kernel %s: parameter %d, %#llx, is no device %d address of registered memory",
+				       c->name, i, (unsigned long long)val[i],
+				       device);
+			return CUDA_ERROR_ILLEGAL_ADDRESS;
+		}
+		val[i] = host;
+	}
+	if (stub_exec_run(c->name, c->grid, c->block, val, why, sizeof(why))) {
+		stub_violation("CUSTUB_EXEC: %s", why);
+		return CUDA_ERROR_LAUNCH_FAILED;
+	}
+	return CUDA_SUCCESS;
+}
+
 CUresult CUDAAPI stub_cuLaunchKernel(CUfunction f, unsigned int gx,
 				     unsigned int gy, unsigned int gz,
 				     unsigned int bx, unsigned int by,
@@ -204,5 +243,7 @@ CUresult CUDAAPI stub_cuLaunchKernel(CUfunction f, unsigned int gx,
 	    shmem > 48 * 1024 || (params && extra))
 		return stub_end(&c, CUDA_ERROR_INVALID_VALUE);
 	c.nparams = stub_kernel_params(f->name, params, c.param);
+	if (S.exec)
+		return stub_end(&c, stub_exec(&c, cur->device, params));
 	return stub_end(&c, CUDA_SUCCESS);
 }
