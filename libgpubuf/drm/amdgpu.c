@@ -7,8 +7,9 @@
  *
  * Compiled against Debian 12's libdrm 2.4.114 headers; no AMD GPU has been
  * reachable: tests/lib/amdgpu.c runs it on vgem against stand-ins of
- * libdrm and libdrm_amdgpu (tests/amdgpustub). Mappings are counted per
- * (buffer, DRM file) in records like drm.c's GEM imports.
+ * libdrm and libdrm_amdgpu (tests/amdgpustub). A mapping maps the GEM
+ * handle of drm.c's record for the (buffer, DRM file), counted there
+ * beside the GEM imports that share the handle (drm_lib.h).
  */
 #include <errno.h>
 #include <limits.h>
@@ -148,14 +149,12 @@ static int gpubuf_amdgpu_undo(const struct gpubuf_drm_api *api,
 	if (rec->amd_dev)
 		amd.device_deinitialize(rec->amd_dev);
 	rec->amd_dev = NULL;
-	if (rec->handle)
-		gpubuf_drm_gem_close(api, rec->fd, rec->handle);
-	rec->handle = 0;
 	return 0;
 }
 
 /*
- * Import, reserve a VA range, map: undone in reverse on failure.
+ * Reserve a VA range and map the record's GEM handle there: undone in
+ * reverse on failure.
  *
  * GPU VMs are per DRM file: the amdgpu driver gives each open file its
  * own, and a GEM handle or a GEM_VA mapping lives in the file it was made
@@ -163,8 +162,9 @@ static int gpubuf_amdgpu_undo(const struct gpubuf_drm_api *api,
  * the first fd it was given, and imports and maps through that fd: were
  * drm_fd a second open, or had Mesa made the device first, the address
  * would be in another file's VM and fault in the caller's submissions
- * (issue 23, defect 2). So the PRIME import and the GEM_VA ioctl go to
- * our dup of drm_fd, on every libdrm version. (libdrm 2.4.121's
+ * (issue 23, defect 2). So the PRIME import (drm.c's, shared with
+ * gpubuf_drm_import()) and the GEM_VA ioctl go to our dup of drm_fd, on
+ * every libdrm version. (libdrm 2.4.121's
  * amdgpu_device_initialize2(fd, false) gives a device on drm_fd's file,
  * but its buffer objects own GEM handles, closing them when freed, and its
  * fresh VA manager knows no other mapping in that file: not used.)
@@ -183,18 +183,10 @@ static int gpubuf_amdgpu_do(const struct gpubuf_drm_api *api,
 			    struct gpubuf *buf, struct gpubuf_drm_rec *rec)
 {
 	uint64_t flags = AMDGPU_VM_PAGE_READABLE;
-	uint32_t major, minor, handle;
+	uint32_t major, minor;
 	amdgpu_va_handle range;
 	int r;
 
-	errno = 0;
-	if (api->PrimeFDToHandle(rec->fd, buf->fd, &handle)) {
-		r = errno ? -errno : -EIO;
-		errno = -r;
-		gpubuf_error_set("drmPrimeFDToHandle: %m");
-		return r;
-	}
-	rec->handle = handle;
 	errno = 0;
 	r = amd.device_initialize(rec->fd, &major, &minor, &rec->amd_dev);
 	if (r) {
@@ -228,23 +220,12 @@ err_undo:
 	return r;
 }
 
-/* A mapping still there at the last unref is undone with it. */
-static void gpubuf_amdgpu_hold_release(struct gpubuf *buf,
-				       struct gpubuf_hold *hold)
+/* At the last unref (drm.c), before the GEM handle is closed. */
+static void gpubuf_amdgpu_rec_unmap(const struct gpubuf_drm_api *api,
+				    struct gpubuf_drm_rec *rec)
 {
-	struct gpubuf_drm_rec *rec =
-		gpubuf_container_of(hold, struct gpubuf_drm_rec, hold);
-	const struct gpubuf_drm_api *api;
-
-	/* A fork() child shares the parent's DRM files: hands off. */
-	if (rec->pid == getpid() && !gpubuf_drm_api_get(&api))
-		gpubuf_amdgpu_undo(api, rec, true);
-	gpubuf_drm_rec_free(buf, rec);
+	gpubuf_amdgpu_undo(api, rec, true);
 }
-
-static const struct gpubuf_hold_ops gpubuf_amdgpu_hold_ops = {
-	.release = gpubuf_amdgpu_hold_release,
-};
 
 GPUBUF_EXPORT int gpubuf_amdgpu_map(struct gpubuf *buf, int drm_fd,
 				    uint64_t *gpu_va)
@@ -268,28 +249,26 @@ GPUBUF_EXPORT int gpubuf_amdgpu_map(struct gpubuf *buf, int drm_fd,
 	if (err)
 		return err;
 	pthread_mutex_lock(&buf->lock);
-	rec = gpubuf_drm_find(buf, &gpubuf_amdgpu_hold_ops, drm_fd, &st);
-	if (rec) {
-		if (rec->count == UINT_MAX) {
-			gpubuf_error_set("too many amdgpu mappings of one buffer");
-			err = -EOVERFLOW;
-		} else {
-			rec->count++;
-			*gpu_va = rec->va;
+	err = gpubuf_drm_rec_get(api, buf, drm_fd, &st, &rec);
+	if (err)
+		goto out;
+	if (rec->map_count == UINT_MAX) {
+		gpubuf_error_set("too many amdgpu mappings of one buffer");
+		err = -EOVERFLOW;
+	} else if (rec->map_count) {
+		rec->map_count++;
+		*gpu_va = rec->va;
+	} else {
+		err = gpubuf_amdgpu_do(api, buf, rec);
+		if (err) {
+			/* Closes the handle unless an import still holds it. */
+			gpubuf_drm_rec_put(api, buf, rec);
+			goto out;
 		}
-		goto out;
+		rec->map_count = 1;
+		rec->unmap = gpubuf_amdgpu_rec_unmap;
+		*gpu_va = rec->va;
 	}
-	rec = gpubuf_drm_rec_new(drm_fd, &st, &err);
-	if (!rec)
-		goto out;
-	err = gpubuf_amdgpu_do(api, buf, rec);
-	if (err) {
-		gpubuf_drm_rec_free(buf, rec);
-		goto out;
-	}
-	rec->count = 1;
-	gpubuf_hold_add(buf, &rec->hold, &gpubuf_amdgpu_hold_ops);
-	*gpu_va = rec->va;
 out:
 	pthread_mutex_unlock(&buf->lock);
 	return err;
@@ -310,21 +289,25 @@ GPUBUF_EXPORT int gpubuf_amdgpu_unmap(struct gpubuf *buf, int drm_fd)
 	if (err)
 		return err;
 	pthread_mutex_lock(&buf->lock);
-	rec = gpubuf_drm_find(buf, &gpubuf_amdgpu_hold_ops, drm_fd, &st);
-	if (!rec) {
+	rec = gpubuf_drm_find(buf, drm_fd, &st);
+	if (!rec || !rec->map_count) {
 		gpubuf_error_set("buffer is not mapped on the amdgpu DRM file of fd %d",
 				 drm_fd);
 		err = -ENXIO;
-	} else if (rec->count > 1) {
-		rec->count--;
+	} else if (rec->map_count > 1) {
+		rec->map_count--;
 	} else {
 		/* A record exists, so libdrm was loaded: this cannot fail. */
 		err = gpubuf_drm_api_get(&api);
 		/* A failed UNMAP keeps the mapping and its count: retry later. */
 		if (!err)
 			err = gpubuf_amdgpu_undo(api, rec, false);
-		if (!err)
-			gpubuf_drm_rec_free(buf, rec);
+		if (!err) {
+			rec->map_count = 0;
+			rec->unmap = NULL;
+			/* Closes the handle unless an import still holds it. */
+			err = gpubuf_drm_rec_put(api, buf, rec);
+		}
 	}
 	pthread_mutex_unlock(&buf->lock);
 	return err;

@@ -7,8 +7,9 @@
  * The kernel keeps one GEM handle per dma-buf and DRM file description: a
  * second PRIME import into the same file returns the same handle without
  * a reference of its own, so one GEM_CLOSE would end both. Hence the
- * counting here, per (buffer, DRM file); the file is told apart from other
- * files of the same device with kcmp(KCMP_FILE), not by fd number.
+ * counting here, per (buffer, DRM file), for GEM imports and amdgpu
+ * mappings alike (drm_lib.h); the file is told apart from other files of
+ * the same device with kcmp(KCMP_FILE), not by fd number.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -167,14 +168,15 @@ static bool gpubuf_drm_same_file(int drm_fd, const struct gpubuf_drm_rec *rec)
 	return drm_fd == rec->user_fd;
 }
 
-struct gpubuf_drm_rec *gpubuf_drm_find(struct gpubuf *buf,
-				       const struct gpubuf_hold_ops *ops,
-				       int drm_fd, const struct stat *st)
+static const struct gpubuf_hold_ops gpubuf_drm_hold_ops;
+
+struct gpubuf_drm_rec *gpubuf_drm_find(struct gpubuf *buf, int drm_fd,
+				       const struct stat *st)
 {
 	struct gpubuf_hold *h = NULL;
 	pid_t pid = getpid();
 
-	while ((h = gpubuf_hold_next(buf, h, ops))) {
+	while ((h = gpubuf_hold_next(buf, h, &gpubuf_drm_hold_ops))) {
 		struct gpubuf_drm_rec *r =
 			gpubuf_container_of(h, struct gpubuf_drm_rec, hold);
 
@@ -185,51 +187,97 @@ struct gpubuf_drm_rec *gpubuf_drm_find(struct gpubuf *buf,
 	return NULL;
 }
 
-struct gpubuf_drm_rec *gpubuf_drm_rec_new(int drm_fd, const struct stat *st,
-					  int *err)
-{
-	struct gpubuf_drm_rec *rec = calloc(1, sizeof(*rec));
-
-	if (!rec) {
-		*err = -ENOMEM;
-		return NULL;
-	}
-	rec->fd = fcntl(drm_fd, F_DUPFD_CLOEXEC, 0);
-	if (rec->fd < 0) {
-		*err = errno == EMFILE || errno == ENFILE ? -EMFILE : -errno;
-		gpubuf_error_set("cannot duplicate drm_fd %d: %m", drm_fd);
-		free(rec);
-		return NULL;
-	}
-	rec->user_fd = drm_fd;
-	rec->rdev = st->st_rdev;
-	rec->pid = getpid();
-	return rec;
-}
-
-void gpubuf_drm_rec_free(struct gpubuf *buf, struct gpubuf_drm_rec *rec)
+static void gpubuf_drm_rec_free(struct gpubuf *buf, struct gpubuf_drm_rec *rec)
 {
 	gpubuf_hold_del(buf, &rec->hold);
 	close(rec->fd);
 	free(rec);
 }
 
-/* A GEM handle still open at the last unref is closed with it. */
-static void gpubuf_drm_gem_hold_release(struct gpubuf *buf,
-					struct gpubuf_hold *hold)
+/* A new record: our dup of drm_fd and the PRIME import into its file. */
+static int gpubuf_drm_rec_new(const struct gpubuf_drm_api *api,
+			      struct gpubuf *buf, int drm_fd,
+			      const struct stat *st,
+			      struct gpubuf_drm_rec **recp)
+{
+	struct gpubuf_drm_rec *rec = calloc(1, sizeof(*rec));
+	int err;
+
+	if (!rec)
+		return -ENOMEM;
+	rec->fd = fcntl(drm_fd, F_DUPFD_CLOEXEC, 0);
+	if (rec->fd < 0) {
+		err = errno == EMFILE || errno == ENFILE ? -EMFILE : -errno;
+		gpubuf_error_set("cannot duplicate drm_fd %d: %m", drm_fd);
+		free(rec);
+		return err;
+	}
+	rec->user_fd = drm_fd;
+	rec->rdev = st->st_rdev;
+	rec->pid = getpid();
+	errno = 0;
+	if (api->PrimeFDToHandle(rec->fd, buf->fd, &rec->handle)) {
+		/* A driver without PRIME import says ENOSYS (6.1) or EOPNOTSUPP. */
+		err = errno == ENOSYS ? -EOPNOTSUPP : errno ? -errno : -EIO;
+		errno = -err;
+		gpubuf_error_set("drmPrimeFDToHandle: %m");
+		gpubuf_drm_rec_free(buf, rec);
+		return err;
+	}
+	*recp = rec;
+	return 0;
+}
+
+int gpubuf_drm_rec_get(const struct gpubuf_drm_api *api, struct gpubuf *buf,
+		       int drm_fd, const struct stat *st,
+		       struct gpubuf_drm_rec **recp)
+{
+	int err;
+
+	*recp = gpubuf_drm_find(buf, drm_fd, st);
+	if (*recp)
+		return 0;
+	err = gpubuf_drm_rec_new(api, buf, drm_fd, st, recp);
+	if (!err)
+		gpubuf_hold_add(buf, &(*recp)->hold, &gpubuf_drm_hold_ops);
+	return err;
+}
+
+int gpubuf_drm_rec_put(const struct gpubuf_drm_api *api, struct gpubuf *buf,
+		       struct gpubuf_drm_rec *rec)
+{
+	int err;
+
+	if (rec->count || rec->map_count)
+		return 0;
+	err = gpubuf_drm_gem_close(api, rec->fd, rec->handle);
+	/* Nothing to retry: a handle the close refused is gone. */
+	gpubuf_drm_rec_free(buf, rec);
+	return err;
+}
+
+/*
+ * At the last unref: a mapping still there is undone, then the GEM handle
+ * still open is closed.
+ */
+static void gpubuf_drm_hold_release(struct gpubuf *buf,
+				    struct gpubuf_hold *hold)
 {
 	struct gpubuf_drm_rec *rec =
 		gpubuf_container_of(hold, struct gpubuf_drm_rec, hold);
 	const struct gpubuf_drm_api *api;
 
 	/* A fork() child shares the parent's DRM files: hands off. */
-	if (rec->pid == getpid() && !gpubuf_drm_api_get(&api))
+	if (rec->pid == getpid() && !gpubuf_drm_api_get(&api)) {
+		if (rec->unmap)
+			rec->unmap(api, rec);
 		gpubuf_drm_gem_close(api, rec->fd, rec->handle);
+	}
 	gpubuf_drm_rec_free(buf, rec);
 }
 
-static const struct gpubuf_hold_ops gpubuf_drm_gem_hold_ops = {
-	.release = gpubuf_drm_gem_hold_release,
+static const struct gpubuf_hold_ops gpubuf_drm_hold_ops = {
+	.release = gpubuf_drm_hold_release,
 };
 
 GPUBUF_EXPORT int gpubuf_drm_import(struct gpubuf *buf, int drm_fd,
@@ -239,7 +287,6 @@ GPUBUF_EXPORT int gpubuf_drm_import(struct gpubuf *buf, int drm_fd,
 	const struct gpubuf_drm_api *api;
 	struct gpubuf_drm_rec *rec;
 	struct stat st;
-	uint32_t handle;
 	int err;
 
 	gpubuf_error_clear();
@@ -251,35 +298,14 @@ GPUBUF_EXPORT int gpubuf_drm_import(struct gpubuf *buf, int drm_fd,
 	if (err)
 		return err;
 	pthread_mutex_lock(&buf->lock);
-	rec = gpubuf_drm_find(buf, &gpubuf_drm_gem_hold_ops, drm_fd, &st);
-	if (rec) {
-		if (rec->count == UINT_MAX) {
-			gpubuf_error_set("too many DRM imports of one buffer");
-			err = -EOVERFLOW;
-		} else {
-			rec->count++;
-			*gem_handle = rec->handle;
-		}
-		goto out;
+	err = gpubuf_drm_rec_get(api, buf, drm_fd, &st, &rec);
+	if (!err && rec->count == UINT_MAX) {
+		gpubuf_error_set("too many DRM imports of one buffer");
+		err = -EOVERFLOW;
+	} else if (!err) {
+		rec->count++;
+		*gem_handle = rec->handle;
 	}
-	/* Everything that can fail before the import, so none can after. */
-	rec = gpubuf_drm_rec_new(drm_fd, &st, &err);
-	if (!rec)
-		goto out;
-	errno = 0;
-	if (api->PrimeFDToHandle(rec->fd, buf->fd, &handle)) {
-		/* A driver without PRIME import says ENOSYS (6.1) or EOPNOTSUPP. */
-		err = errno == ENOSYS ? -EOPNOTSUPP : errno ? -errno : -EIO;
-		errno = -err;
-		gpubuf_error_set("drmPrimeFDToHandle: %m");
-		gpubuf_drm_rec_free(buf, rec);
-		goto out;
-	}
-	rec->handle = handle;
-	rec->count = 1;
-	gpubuf_hold_add(buf, &rec->hold, &gpubuf_drm_gem_hold_ops);
-	*gem_handle = handle;
-out:
 	pthread_mutex_unlock(&buf->lock);
 	return err;
 }
@@ -299,18 +325,17 @@ GPUBUF_EXPORT int gpubuf_drm_release(struct gpubuf *buf, int drm_fd)
 	if (err)
 		return err;
 	pthread_mutex_lock(&buf->lock);
-	rec = gpubuf_drm_find(buf, &gpubuf_drm_gem_hold_ops, drm_fd, &st);
-	if (!rec) {
+	rec = gpubuf_drm_find(buf, drm_fd, &st);
+	if (!rec || !rec->count) {
 		gpubuf_error_set("buffer is not imported into the DRM file of fd %d",
 				 drm_fd);
 		err = -ENXIO;
-	} else if (--rec->count == 0) {
+	} else {
+		rec->count--;
 		/* A record exists, so libdrm was loaded: this cannot fail. */
 		err = gpubuf_drm_api_get(&api);
 		if (!err)
-			err = gpubuf_drm_gem_close(api, rec->fd, rec->handle);
-		/* Nothing to retry: a handle the close refused is gone. */
-		gpubuf_drm_rec_free(buf, rec);
+			err = gpubuf_drm_rec_put(api, buf, rec);
 	}
 	pthread_mutex_unlock(&buf->lock);
 	return err;

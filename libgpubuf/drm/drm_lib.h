@@ -57,11 +57,14 @@ int gpubuf_drm_gem_close(const struct gpubuf_drm_api *api, int fd,
 			 uint32_t handle);
 
 /*
- * One buffer in one DRM file, counted: a hold on the buffer, under
- * buf->lock, whose ops say what it is (drm.c: a GEM handle from
- * gpubuf_drm_import(); amdgpu.c: a GPU mapping from gpubuf_amdgpu_map()).
- * The dup keeps the DRM file (and so the handle) alive even if the caller
- * closes drm_fd first.
+ * One buffer in one DRM file, made by this process: a hold on the buffer,
+ * under buf->lock. The kernel keeps one GEM handle per dma-buf and DRM
+ * file, without a reference per import, so the handle is counted here
+ * for everyone in the process who holds it (issue 23, defect 3): imports
+ * from gpubuf_drm_import() (drm.c) and mappings from gpubuf_amdgpu_map()
+ * (amdgpu.c, which maps that handle). It is closed when both counts are
+ * 0. The dup keeps the DRM file (and so the handle) alive even if the
+ * caller closes drm_fd first.
  */
 struct gpubuf_drm_rec {
 	struct gpubuf_hold hold;
@@ -69,31 +72,45 @@ struct gpubuf_drm_rec {
 	int user_fd;		/* the caller's number, identity without kcmp */
 	dev_t rdev;
 	pid_t pid;		/* the process that made it */
-	unsigned int count;
-	uint32_t handle;	/* GEM handle in the file of fd, 0: none */
+	uint32_t handle;	/* GEM handle in the file of fd */
+	unsigned int count;	/* gpubuf_drm_import()s not yet released */
+	unsigned int map_count;	/* gpubuf_amdgpu_map()s not yet unmapped */
 	/*
-	 * amdgpu.c: the deduplicated device whose VA manager lent the range,
-	 * and the range, mapped in the file of fd.
+	 * amdgpu.c, while map_count > 0: the deduplicated device whose VA
+	 * manager lent the range, the range, mapped in the file of fd, and
+	 * how to undo that at the last unref.
 	 */
 	struct amdgpu_device *amd_dev;
 	struct amdgpu_va *amd_va_range;
 	uint64_t va;
 	uint64_t va_size;
+	void (*unmap)(const struct gpubuf_drm_api *api,
+		      struct gpubuf_drm_rec *rec);
 };
 
 /*
- * The record with ops for the DRM file behind drm_fd (st its stat) made by
- * this process, or NULL. Caller holds buf->lock.
+ * The record for the DRM file behind drm_fd (st its stat) made by this
+ * process, or NULL. Caller holds buf->lock.
  */
-struct gpubuf_drm_rec *gpubuf_drm_find(struct gpubuf *buf,
-				       const struct gpubuf_hold_ops *ops,
-				       int drm_fd, const struct stat *st);
+struct gpubuf_drm_rec *gpubuf_drm_find(struct gpubuf *buf, int drm_fd,
+				       const struct stat *st);
 
-/* A new record with its dup of drm_fd, count 0, not attached; NULL: errno. */
-struct gpubuf_drm_rec *gpubuf_drm_rec_new(int drm_fd, const struct stat *st,
-					  int *err);
-/* Detach (if attached), close the dup and free. */
-void gpubuf_drm_rec_free(struct gpubuf *buf, struct gpubuf_drm_rec *rec);
+/*
+ * The record for the DRM file behind drm_fd, found, or made with the PRIME
+ * import of buf's dma-buf and attached (both counts 0: the caller takes
+ * its count, or puts it back). Caller holds buf->lock. 0 or -errno.
+ */
+int gpubuf_drm_rec_get(const struct gpubuf_drm_api *api, struct gpubuf *buf,
+		       int drm_fd, const struct stat *st,
+		       struct gpubuf_drm_rec **recp);
+
+/*
+ * After a count was dropped: if nobody holds the handle any more, close it
+ * and free the record (0, or the GEM_CLOSE error; the record is gone
+ * either way). Caller holds buf->lock.
+ */
+int gpubuf_drm_rec_put(const struct gpubuf_drm_api *api, struct gpubuf *buf,
+		       struct gpubuf_drm_rec *rec);
 
 #endif /* GPUBUF_HAVE_DRM */
 

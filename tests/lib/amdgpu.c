@@ -2,8 +2,9 @@
 /*
  * Description: gpubuf_amdgpu_map/unmap against the stand-in libdrm.so.2
  * and libdrm_amdgpu.so.1 (tests/amdgpustub), in the QEMU guest on vgem:
- * which DRM file's GPU VM a mapping lands in, nesting, the last unref,
- * and libdrm_amdgpu's failures as libgpubuf reports them. The stand-in
+ * which DRM file's GPU VM a mapping lands in, nesting, the GEM handle a
+ * mapping shares with gpubuf_drm_import(), the last unref, and
+ * libdrm_amdgpu's failures as libgpubuf reports them. The stand-in
  * libdrm keeps a GPU VM per DRM file as the amdgpu kernel driver does and
  * answers "is this address mapped in the file behind this fd". Without the
  * stand-ins loaded (on the host, or the guest's plain run) there is
@@ -232,6 +233,127 @@ static int two_buffers_one_file(void)
 }
 
 /*
+ * One GEM handle, two holders (issue 23, defect 3). The kernel keeps one
+ * handle per dma-buf and DRM file (a second PRIME import returns it again
+ * without a reference of its own), so an import and a mapping of one
+ * buffer in one file share it: releasing the import must not end the
+ * mapping (closing the handle unmaps it: linux 6.1 amdgpu_gem.c,
+ * amdgpu_gem_object_close, which the stand-in follows), and the last
+ * unmap must not close the handle the import handed out.
+ */
+static int gem_release_keeps_mapping(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf *buf = t_buf(ctx);
+	int card = t_open_vgem();
+	uint64_t va = 0;
+	uint32_t h = 0;
+
+	T_CHECK(buf && card >= 0);
+	T_EQ(gpubuf_drm_import(buf, card, &h), 0);
+	T_EQ(gpubuf_amdgpu_map(buf, card, &va), 0);
+	T_EQ(t_attachments(gpubuf_fd(buf)), 1);
+	T_EQ(gpubuf_drm_release(buf, card), 0);
+	T_EQ(t_mapped(card, va, NULL), 1);
+	T_EQ(t_handle_is(card, h, buf), 1);
+	T_EQ(gpubuf_drm_release(buf, card), -ENXIO);
+	T_EQ(gpubuf_amdgpu_unmap(buf, card), 0);
+	T_EQ(t_mapped(card, va, NULL), 0);
+	T_EQ(t_handle_is(card, h, buf), 0);
+	T_EQ(t_attachments(gpubuf_fd(buf)), 0);
+	gpubuf_unref(buf);
+	close(card);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+static int unmap_keeps_gem_import(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf *buf = t_buf(ctx);
+	int card = t_open_vgem();
+	uint64_t va = 0;
+	uint32_t h = 0;
+
+	T_CHECK(buf && card >= 0);
+	T_EQ(gpubuf_amdgpu_map(buf, card, &va), 0);
+	T_EQ(gpubuf_drm_import(buf, card, &h), 0);
+	T_EQ(gpubuf_amdgpu_unmap(buf, card), 0);
+	T_EQ(t_mapped(card, va, NULL), 0);
+	T_EQ(t_handle_is(card, h, buf), 1);
+	T_EQ(t_attachments(gpubuf_fd(buf)), 1);
+	T_EQ(gpubuf_amdgpu_unmap(buf, card), -ENXIO);
+	T_EQ(gpubuf_drm_release(buf, card), 0);
+	T_EQ(t_handle_is(card, h, buf), 0);
+	T_EQ(t_attachments(gpubuf_fd(buf)), 0);
+	T_EQ(t_devices(), 0);
+	gpubuf_unref(buf);
+	close(card);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+/* A mapping that fails leaves the import's handle alone (defect 3). */
+static int failed_map_keeps_gem_import(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf *buf = t_buf(ctx);
+	int card = t_open_vgem();
+	uint64_t va = 77;
+	uint32_t h = 0;
+	int r;
+
+	T_CHECK(buf && card >= 0);
+	T_EQ(gpubuf_drm_import(buf, card, &h), 0);
+	setenv(GPUBUF_AMDGPU_STUB_FAIL, "amdgpu_va_range_alloc:12", 1);
+	r = gpubuf_amdgpu_map(buf, card, &va);
+	unsetenv(GPUBUF_AMDGPU_STUB_FAIL);
+	T_EQ(r, -ENOMEM);
+	T_EQ(va, 77);
+	T_EQ(t_handle_is(card, h, buf), 1);
+	T_EQ(t_devices(), 0);
+	T_EQ(gpubuf_amdgpu_unmap(buf, card), -ENXIO);
+	T_EQ(gpubuf_drm_release(buf, card), 0);
+	T_EQ(t_handle_is(card, h, buf), 0);
+	T_EQ(t_attachments(gpubuf_fd(buf)), 0);
+	gpubuf_unref(buf);
+	close(card);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+/* The last unref ends both: the mapping, then the one handle. */
+static int last_unref_ends_import_and_mapping(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	long live = t_live();
+	struct gpubuf *buf = t_buf(ctx);
+	int card = t_open_vgem(), dmabuf;
+	uint64_t va = 0;
+	uint32_t h = 0;
+
+	T_CHECK(buf && card >= 0);
+	T_EQ(gpubuf_drm_import(buf, card, &h), 0);
+	T_EQ(gpubuf_amdgpu_map(buf, card, &va), 0);
+	T_EQ(gpubuf_drm_import(buf, card, &h), 0);
+	dmabuf = dup(gpubuf_fd(buf));
+	T_EQ(t_attachments(dmabuf), 1);
+	gpubuf_unref(buf);
+	T_EQ(t_mapped(card, va, NULL), 0);
+	T_EQ(t_va_count(card), 0);
+	T_EQ(t_attachments(dmabuf), 0);
+	T_EQ(t_devices(), 0);
+	close(dmabuf);
+	T_EQ(t_live(), live);
+	struct drm_prime_handle p = { .handle = h, .flags = DRM_CLOEXEC };
+	T_EQ(ioctl(card, DRM_IOCTL_PRIME_HANDLE_TO_FD, &p), -1);
+	T_EQ(errno, ENOENT);
+	close(card);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+/*
  * libdrm_amdgpu returns some failures as -1 with errno set (issue 23,
  * defect 6a): amdgpu_device_initialize passes on amdgpu_get_auth's
  * drmIoctl(DRM_IOCTL_GET_CLIENT) result, amdgpu_bo_import that of
@@ -273,6 +395,10 @@ int main(void)
 		T_TEST_ON(T_VGEM, map_in_second_open),
 		T_TEST_ON(T_VGEM, map_after_other_libdrm_user),
 		T_TEST_ON(T_VGEM, two_buffers_one_file),
+		T_TEST_ON(T_VGEM, gem_release_keeps_mapping),
+		T_TEST_ON(T_VGEM, unmap_keeps_gem_import),
+		T_TEST_ON(T_VGEM, failed_map_keeps_gem_import),
+		T_TEST_ON(T_VGEM, last_unref_ends_import_and_mapping),
 		T_TEST_ON(T_VGEM, libdrm_amdgpu_errno_kept),
 	};
 
