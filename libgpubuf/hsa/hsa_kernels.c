@@ -188,7 +188,7 @@ static int gpubuf_hsak_run(int gpu, enum gpubuf_hsa_kernel k,
 			   uint64_t blocks_y, uint64_t signal)
 {
 	const struct gpubuf_hsa *hsa;
-	struct gpubuf_hsak_agent *a;
+	struct gpubuf_hsak_agent *a = NULL;	/* gcc -O2 loses it in enter() */
 	hsa_kernel_dispatch_packet_t *pkt;
 	hsa_barrier_and_packet_t *bar;
 	_Atomic uint64_t *token;
