@@ -109,6 +109,7 @@ static struct gpubuf *gpubuf_new(enum gpubuf_backend backend, int fd,
 	if (!buf)
 		return NULL;
 	atomic_init(&buf->refs, 1);
+	atomic_init(&buf->pinnable, 0);
 	buf->backend = backend;
 	buf->fd = fd;
 	buf->ptr = ptr;

@@ -78,6 +78,17 @@ struct gpubuf_ctx {
 void *gpubuf_map_placed(size_t size, int prot, int fd, size_t page_size);
 int gpubuf_map_populate(void *ptr, size_t size, bool writable);
 
+/*
+ * mapping.c: whether a GPU driver can pin buf's pages (pin_user_pages()
+ * or hmm_range_fault() underneath): 0, or -EOPNOTSUPP with the reason as
+ * the last error, naming what, when an imported buffer's exporter maps it
+ * VM_PFNMAP or VM_IO (remap_pfn_range: the dma-heap system heap, many
+ * graphics drivers). Buffers gpubuf allocated always can; 0 too when
+ * /proc cannot tell.
+ */
+struct gpubuf;
+int gpubuf_buf_check_pinnable(struct gpubuf *buf, const char *what);
+
 #define GPUBUF_BUF_READONLY	(1u << 0)	/* mapped PROT_READ only */
 #define GPUBUF_BUF_IMPORTED	(1u << 1)	/* from gpubuf_import() */
 
@@ -135,6 +146,7 @@ struct gpubuf {
 	struct gpubuf *next;		/* pool free list link, pool lock */
 	pthread_mutex_t lock;		/* the holds */
 	struct gpubuf_hold *holds;	/* newest first */
+	atomic_int pinnable;		/* gpubuf_buf_check_pinnable(), 0: unknown */
 };
 
 /* Round x up to a power-of-two a; false on overflow. */

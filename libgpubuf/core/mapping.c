@@ -7,9 +7,15 @@
  * a dma-buf (its file has no get_unmapped_area of its own), so mappings of
  * a PMD or more are placed here: reserve the length plus one PMD of address
  * space, map the buffer over the aligned part, give back the rest.
+ *
+ * Also whether GPU drivers can pin what a mapping holds: not when its
+ * exporter mapped it with remap_pfn_range (VM_PFNMAP/VM_IO).
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -74,4 +80,66 @@ int gpubuf_map_populate(void *ptr, size_t size, bool writable)
 		return 0;
 	/* EFAULT/EHWPOISON: a page could not be mapped. */
 	return errno == ENOMEM || errno == EINTR ? -errno : -EFAULT;
+}
+
+/*
+ * The VmFlags of the vma holding addr, from /proc/self/smaps, into flags
+ * (" pf io ... "): 0, or -1 when /proc cannot tell.
+ */
+static int gpubuf_vma_flags(const void *addr, char *flags, size_t len)
+{
+	uintptr_t a = (uintptr_t)addr;
+	bool inside = false;
+	char *line = NULL;
+	size_t cap = 0;
+	int ret = -1;
+	FILE *f;
+
+	f = fopen("/proc/self/smaps", "re");
+	if (!f)
+		return -1;
+	while (getline(&line, &cap, f) > 0) {
+		unsigned long lo, hi;
+		char dash;
+
+		/* A vma's first line: "lo-hi perms offset dev inode path". */
+		if (sscanf(line, "%lx%c%lx ", &lo, &dash, &hi) == 3 &&
+		    dash == '-') {
+			if (inside)
+				break;	/* that vma had no VmFlags line */
+			inside = lo <= a && a < hi;
+			continue;
+		}
+		if (inside && !strncmp(line, "VmFlags:", 8)) {
+			snprintf(flags, len, " %s", line + 8);
+			ret = 0;
+			break;
+		}
+	}
+	free(line);
+	fclose(f);
+	return ret;
+}
+
+int gpubuf_buf_check_pinnable(struct gpubuf *buf, const char *what)
+{
+	int known = atomic_load(&buf->pinnable);
+	char flags[256];
+
+	/* gpubuf's own buffers are pages that can be pinned by design. */
+	if (!(buf->flags & GPUBUF_BUF_IMPORTED))
+		return 0;
+	if (!known) {
+		known = 1;
+		if (!gpubuf_vma_flags(buf->ptr, flags, sizeof(flags)) &&
+		    (strstr(flags, " pf ") || strstr(flags, " pf\n") ||
+		     strstr(flags, " io ") || strstr(flags, " io\n")))
+			known = -EOPNOTSUPP;
+		atomic_store(&buf->pinnable, known);
+	}
+	if (known > 0)
+		return 0;
+	gpubuf_error_set("%s: the imported dma-buf's exporter maps it VM_PFNMAP/VM_IO (remap_pfn_range), and GPU drivers cannot pin such pages; give the dma-buf fd to the GPU driver instead, or allocate with gpubuf_alloc()",
+			 what);
+	return -EOPNOTSUPP;
 }

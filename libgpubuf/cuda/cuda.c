@@ -227,6 +227,10 @@ static int gpubuf_cu_register_locked(const struct gpubuf_cu *cu,
 		return 0;
 	}
 	if (fresh) {
+		/* The driver would refuse it too, with a vaguer error. */
+		err = gpubuf_buf_check_pinnable(buf, "cuMemHostRegister");
+		if (err)
+			return err;
 		reg = calloc(1, sizeof(*reg) +
 			     (size_t)cu->device_count * sizeof(reg->dev[0]));
 		if (!reg)

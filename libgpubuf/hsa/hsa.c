@@ -169,6 +169,9 @@ GPUBUF_EXPORT int gpubuf_hsa_lock(struct gpubuf *buf, const uint64_t *agents,
 		gpubuf_error_set("buffer is mapped read-only; HSA can only lock it writable");
 		err = -EROFS;
 	}
+	/* KFD's userptr (hmm_range_fault) refuses VM_PFNMAP/VM_IO too. */
+	if (!err)
+		err = gpubuf_buf_check_pinnable(buf, "hsa_amd_memory_lock");
 	if (!err) {
 		pthread_mutex_lock(&buf->lock);
 		err = gpubuf_hsa_lock_locked(hsa, buf, want, agent_ptr);

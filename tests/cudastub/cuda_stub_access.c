@@ -17,6 +17,7 @@
 #include <linux/dma-heap.h>
 
 #include "cuda_stub_test.h"
+#include "pfnmap_import.h"
 
 /* ---- read-only registration --------------------------------------------- */
 
@@ -221,6 +222,42 @@ static int read_only_buffer_without_driver_support(void)
 	T_ERR_HAS("READ_ONLY_HOST_REGISTER_SUPPORTED");
 	T_EQ(stub.log_count("cuMemHostRegister"), 0);
 	T_EQ(stub.retains(0), 0);
+	gpubuf_unref(buf);
+	gpubuf_close(ctx);
+	T_CLEAN();
+	return T_PASS;
+}
+
+/*
+ * Issue 23, defect 4: a dma-buf whose exporter maps it with remap_pfn_range
+ * (VM_PFNMAP/VM_IO: the dma-heap system heap, many DRM drivers) has no
+ * pages the NVIDIA driver could pin (cuMemHostRegister pins with
+ * pin_user_pages, which refuses such vmas). Refused before the driver is
+ * asked, saying why; a buffer gpubuf allocated still registers.
+ */
+static int pfnmap_import_refused(void)
+{
+	struct gpubuf_ctx *ctx = NULL;
+	struct gpubuf *buf = NULL, *own;
+	uint64_t dp = 7;
+	int err = t_pfnmap_import(16 * t_ps(), &ctx, &buf);
+
+	if (err)
+		return err;
+	T_STUB();
+	T_EQ(gpubuf_cuda_register(buf, 0, 0, &dp), -EOPNOTSUPP);
+	T_ERR_HAS("VM_PFNMAP");
+	T_ERR_HAS("cuMemHostRegister");
+	T_EQ(dp, 7);
+	T_EQ(stub.log_count("cuMemHostRegister"), 0);
+	T_EQ(stub.registrations(), 0);
+	/* Asked again, the same answer (kept with the buffer). */
+	T_EQ(gpubuf_cuda_register(buf, 0, GPUBUF_CUDA_REGISTER_READ_ONLY, &dp),
+	     -EOPNOTSUPP);
+	T_EQ(gpubuf_cuda_unregister(buf, 0), -ENXIO);
+	own = t_buf(ctx, 1);
+	T_EQ(gpubuf_cuda_register(own, 0, 0, &dp), 0);
+	gpubuf_unref(own);
 	gpubuf_unref(buf);
 	gpubuf_close(ctx);
 	T_CLEAN();
@@ -533,6 +570,7 @@ static int fork_child_never_calls_driver(void)
 	X(read_only_buffer_without_driver_support,			\
 	  "CUSTUB_ATTR=0:READ_ONLY_HOST_REGISTER_SUPPORTED=0")		\
 	X(writable_pin_of_read_only_pages_refused, "")			\
+	X(pfnmap_import_refused, "")					\
 	X(register_flags_never_iomemory, "CUSTUB_DEVICES=2")		\
 	X(matrix_view_device_pointer, "CUSTUB_DEVICES=2")		\
 	X(dlpack_cuda_holds_registration, "CUSTUB_DEVICES=2")		\

@@ -13,6 +13,7 @@
 #include <sys/ioctl.h>
 
 #include "hsa_stub_test.h"
+#include "pfnmap_import.h"
 
 struct t_lock {
 	const char *fn;
@@ -412,6 +413,35 @@ static int readonly_buffer_is_erofs(void)
 	return T_PASS;
 }
 
+/*
+ * Issue 23, defect 4: KFD's userptr, under hsa_amd_memory_lock, takes the
+ * pages with hmm_range_fault(), which refuses VM_PFNMAP/VM_IO vmas: an
+ * import from an exporter that maps with remap_pfn_range is refused here,
+ * saying why, before the runtime is asked.
+ */
+static int pfnmap_import_refused(void)
+{
+	struct gpubuf_ctx *ctx = NULL;
+	struct gpubuf *buf = NULL;
+	void *ap = (void *)0x1;
+	int err = t_pfnmap_import(16 * 4096, &ctx, &buf);
+
+	if (err)
+		return err;
+	T_STUB();
+	T_EQ(gpubuf_hsa_lock(buf, NULL, 0, &ap), -EOPNOTSUPP);
+	T_ERR_HAS("VM_PFNMAP");
+	T_ERR_HAS("hsa_amd_memory_lock");
+	T_CHECK(ap == (void *)0x1);
+	T_EQ(stub.calls("hsa_amd_memory_lock_to_pool"), 0);
+	T_EQ(stub.calls("hsa_amd_memory_lock"), 0);
+	T_EQ(gpubuf_hsa_unlock(buf), -ENXIO);
+	gpubuf_unref(buf);
+	gpubuf_close(ctx);
+	T_CLEAN();
+	return T_PASS;
+}
+
 /* A pool never hands out a buffer that is still locked. */
 static int pool_drops_locked_buffers(void)
 {
@@ -581,6 +611,7 @@ static int fork_child_gets_enodev(void)
 	X(without_fine_pool_uses_memory_lock, "HSASTUB_NO_FINE_POOL=1", T_ANY) \
 	X(agents_lists_gpus_in_order, "HSASTUB_GPUS=3", T_ANY)		\
 	X(readonly_buffer_is_erofs, "", T_MODULE)			\
+	X(pfnmap_import_refused, "", T_MODULE)				\
 	X(pool_drops_locked_buffers, "", T_ANY)				\
 	X(threads_lock_and_unlock_concurrently, "", T_ANY)		\
 	X(fork_child_gets_enodev, "", T_ANY)

@@ -8,9 +8,13 @@
  * tell that the kernel reached the very pages userspace wrote. Its mmap()
  * is the control: a VM_PFNMAP mapping, which both calls must refuse, on
  * every kernel (DRM drivers' mappings are PFNMAP on some kernels only).
+ * The same pages also come as a dma-buf whose mmap() is VM_PFNMAP, the
+ * control for importers (PINPROBE_IOC_EXPORT_PFNMAP).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/dma-buf.h>
+#include <linux/dma-mapping.h>
 #include <linux/fs.h>
 #include <linux/highmem.h>
 #include <linux/hmm.h>
@@ -24,7 +28,7 @@
 #include <linux/timekeeping.h>
 #include <linux/uaccess.h>
 
-#include "gpubuf_compat_probed.h"
+#include "gpubuf_compat.h"
 #include "gpubuf_pinprobe.h"
 
 /* 1 GiB: the largest range the tests pin (a 2 MiB array of pointers). */
@@ -147,6 +151,100 @@ out_free:
 	return ret;
 }
 
+/* ---- a dma-buf mapped VM_PFNMAP ------------------------------------------ */
+
+static struct sg_table *pinprobe_dmabuf_map(struct dma_buf_attachment *at,
+					    enum dma_data_direction dir)
+{
+	struct sg_table *sgt;
+	int ret;
+
+	sgt = kzalloc(sizeof(*sgt), GFP_KERNEL);
+	if (!sgt)
+		return ERR_PTR(-ENOMEM);
+	ret = sg_alloc_table(sgt, 1, GFP_KERNEL);
+	if (ret)
+		goto err_free;
+	sg_set_page(sgt->sgl, pinprobe_pfnmap_pages, at->dmabuf->size, 0);
+	ret = dma_map_sgtable(at->dev, sgt, dir, 0);
+	if (ret)
+		goto err_table;
+	return sgt;
+
+err_table:
+	sg_free_table(sgt);
+err_free:
+	kfree(sgt);
+	return ERR_PTR(ret);
+}
+
+static void pinprobe_dmabuf_unmap(struct dma_buf_attachment *at,
+				  struct sg_table *sgt,
+				  enum dma_data_direction dir)
+{
+	dma_unmap_sgtable(at->dev, sgt, dir, 0);
+	sg_free_table(sgt);
+	kfree(sgt);
+}
+
+/* The pages are the module's, freed at unload; the dma-buf holds it. */
+static void pinprobe_dmabuf_release(struct dma_buf *dmabuf)
+{
+}
+
+static int pinprobe_remap(struct vm_area_struct *vma, size_t limit)
+{
+	unsigned long len = vma->vm_end - vma->vm_start;
+
+	if (vma->vm_pgoff || len > limit)
+		return -EINVAL;
+	return remap_pfn_range(vma, vma->vm_start,
+			       page_to_pfn(pinprobe_pfnmap_pages), len,
+			       vma->vm_page_prot);
+}
+
+static int pinprobe_dmabuf_mmap(struct dma_buf *dmabuf,
+				struct vm_area_struct *vma)
+{
+	return pinprobe_remap(vma, dmabuf->size);
+}
+
+static const struct dma_buf_ops pinprobe_dmabuf_ops = {
+	.map_dma_buf = pinprobe_dmabuf_map,
+	.unmap_dma_buf = pinprobe_dmabuf_unmap,
+	.release = pinprobe_dmabuf_release,
+	.mmap = pinprobe_dmabuf_mmap,
+};
+
+static int pinprobe_export(struct pinprobe_export __user *uexp)
+{
+	DEFINE_DMA_BUF_EXPORT_INFO(info);
+	struct pinprobe_export exp;
+	struct dma_buf *dmabuf;
+	int fd;
+
+	if (copy_from_user(&exp, uexp, sizeof(exp)))
+		return -EFAULT;
+	if (exp.flags || !exp.len || !PAGE_ALIGNED(exp.len) ||
+	    exp.len > PINPROBE_PFNMAP_BYTES)
+		return -EINVAL;
+	info.ops = &pinprobe_dmabuf_ops;
+	info.size = exp.len;
+	info.flags = O_RDWR;
+	info.priv = pinprobe_pfnmap_pages;	/* dma_buf_export() wants one */
+	dmabuf = dma_buf_export(&info);
+	if (IS_ERR(dmabuf))
+		return PTR_ERR(dmabuf);
+	fd = dma_buf_fd(dmabuf, O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		dma_buf_put(dmabuf);
+		return fd;
+	}
+	exp.fd = fd;
+	/* The fd is the caller's now: a failed copy leaves it to them. */
+	return copy_to_user(uexp, &exp, sizeof(exp)) ? -EFAULT : 0;
+}
+
 static long pinprobe_ioctl(struct file *file, unsigned int cmd,
 			   unsigned long arg)
 {
@@ -155,6 +253,8 @@ static long pinprobe_ioctl(struct file *file, unsigned int cmd,
 	unsigned long nr_pages;
 	int ret;
 
+	if (cmd == PINPROBE_IOC_EXPORT_PFNMAP)
+		return pinprobe_export((void __user *)arg);
 	if (cmd != PINPROBE_IOC_RUN)
 		return -ENOTTY;
 	if (copy_from_user(&req, ureq, sizeof(req)))
@@ -186,13 +286,7 @@ static long pinprobe_ioctl(struct file *file, unsigned int cmd,
 /* remap_pfn_range() makes the vma VM_PFNMAP | VM_IO, what GUP refuses. */
 static int pinprobe_mmap(struct file *file, struct vm_area_struct *vma)
 {
-	unsigned long len = vma->vm_end - vma->vm_start;
-
-	if (vma->vm_pgoff || len > PINPROBE_PFNMAP_BYTES)
-		return -EINVAL;
-	return remap_pfn_range(vma, vma->vm_start,
-			       page_to_pfn(pinprobe_pfnmap_pages), len,
-			       vma->vm_page_prot);
+	return pinprobe_remap(vma, PINPROBE_PFNMAP_BYTES);
 }
 
 static const struct file_operations pinprobe_fops = {
@@ -236,3 +330,4 @@ module_exit(pinprobe_exit);
 
 MODULE_DESCRIPTION("gpubuf test probe: long-term GUP pin and HMM fault on a user range");
 MODULE_LICENSE("GPL");
+GPUBUF_IMPORT_DMA_BUF_NS();

@@ -44,4 +44,22 @@ struct pinprobe_req {
 
 #define PINPROBE_IOC_RUN	_IOWR(0xB9, 0x01, struct pinprobe_req)
 
+/**
+ * struct pinprobe_export - a dma-buf whose mmap() is VM_PFNMAP
+ * @len:   in, page-aligned size, at most PINPROBE_PFNMAP_BYTES
+ * @flags: in, 0
+ * @fd:    out, the dma-buf's fd (O_RDWR | O_CLOEXEC)
+ *
+ * The control for importers: a foreign dma-buf mapped the way the dma-heap
+ * system heap and many DRM drivers map theirs (remap_pfn_range), over the
+ * same pages as the device's own mmap().
+ */
+struct pinprobe_export {
+	__u64 len;
+	__u32 flags;
+	__s32 fd;
+};
+
+#define PINPROBE_IOC_EXPORT_PFNMAP _IOWR(0xB9, 0x02, struct pinprobe_export)
+
 #endif /* GPUBUF_PINPROBE_H */
