@@ -10,6 +10,12 @@
  * DLManagedTensor has the same layout in 0.x and 1.x, so it always works;
  * the versioned struct exists only when the build saw DLPack >= 1.0, and
  * the function answers -EOPNOTSUPP otherwise.
+ *
+ * Where data points, by symbol version (libgpubuf.map): since GPUBUF_0.5
+ * at element (0,0) with byte_offset 0, as PyTorch, CuPy and NumPy produce
+ * them and as consumers that ignore byte_offset (PyTorch 1.13) need;
+ * programs linked against GPUBUF_0.1 keep the buffer base with the view's
+ * offset in byte_offset, what they were promised.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -80,9 +86,10 @@ static int gpubuf_dl_dtype(enum gpubuf_dtype d, DLDataType *out)
 }
 
 /*
- * Fill the DLTensor. data is the buffer base and byte_offset locates
- * element (0,0): dlpack.h asks for an aligned data pointer with the offset
- * carried separately. A tensor without elements gets data NULL and
+ * Fill the DLTensor. data is element (0,0) and byte_offset 0, or (base)
+ * the buffer base and byte_offset the view's offset, as GPUBUF_0.1 did
+ * after dlpack.h's wish for an aligned data pointer, which the consumers
+ * that matter do not follow. A tensor without elements gets data NULL and
  * byte_offset 0, as dlpack.h asks for size-zero tensors: an empty view's
  * offset may be the end of its buffer, which is no address to give.
  *
@@ -98,7 +105,7 @@ static int gpubuf_dl_dtype(enum gpubuf_dtype d, DLDataType *out)
  */
 static int gpubuf_dl_fill(struct gpubuf_dl *dl, DLTensor *t,
 			  const struct gpubuf_matrix *m, int device_type,
-			  int device_id)
+			  int device_id, bool base)
 {
 	uint64_t devptr = 0;
 	int err;
@@ -144,9 +151,11 @@ static int gpubuf_dl_fill(struct gpubuf_dl *dl, DLTensor *t,
 	dl->strides[0] = m->layout == GPUBUF_ROW_MAJOR ? (int64_t)m->ld : 1;
 	dl->strides[1] = m->layout == GPUBUF_ROW_MAJOR ? 1 : (int64_t)m->ld;
 	if (m->rows && m->cols) {
-		t->data = device_type == kDLCUDA || device_type == kDLROCM ?
-			  (void *)(uintptr_t)devptr : m->buf->ptr;
-		t->byte_offset = m->offset;
+		char *p = device_type == kDLCUDA || device_type == kDLROCM ?
+			  (char *)(uintptr_t)devptr : (char *)m->buf->ptr;
+
+		t->data = base ? p : p + m->offset;
+		t->byte_offset = base ? m->offset : 0;
 	} else {
 		t->data = NULL;
 		t->byte_offset = 0;
@@ -175,9 +184,9 @@ static void gpubuf_dl_delete_legacy(DLManagedTensor *self)
 		gpubuf_dl_free(self->manager_ctx);
 }
 
-GPUBUF_EXPORT int gpubuf_matrix_to_dlpack(const struct gpubuf_matrix *m,
-					  int device_type, int device_id,
-					  struct DLManagedTensor **out)
+static int gpubuf_dl_export(const struct gpubuf_matrix *m, int device_type,
+			    int device_id, struct DLManagedTensor **out,
+			    bool base)
 {
 	GPUBUF_KEEP_ERRNO;
 	struct gpubuf_dl *dl;
@@ -194,7 +203,7 @@ GPUBUF_EXPORT int gpubuf_matrix_to_dlpack(const struct gpubuf_matrix *m,
 		err = -EROFS;
 	if (!err)
 		err = gpubuf_dl_fill(dl, &dl->t.legacy.dl_tensor, m,
-				     device_type, device_id);
+				     device_type, device_id, base);
 	/* Likewise a read-only registration: a GPU write would fault. */
 	if (!err && dl->gpu_read_only) {
 		gpubuf_cuda_unregister(m->buf, dl->cuda_device);
@@ -211,6 +220,28 @@ GPUBUF_EXPORT int gpubuf_matrix_to_dlpack(const struct gpubuf_matrix *m,
 	return 0;
 }
 
+int gpubuf_matrix_to_dlpack_v0_5(const struct gpubuf_matrix *m,
+				 int device_type, int device_id,
+				 struct DLManagedTensor **out);
+GPUBUF_SYMVER(gpubuf_matrix_to_dlpack_v0_5, "gpubuf_matrix_to_dlpack@@GPUBUF_0.5");
+GPUBUF_EXPORT int gpubuf_matrix_to_dlpack_v0_5(const struct gpubuf_matrix *m,
+					       int device_type, int device_id,
+					       struct DLManagedTensor **out)
+{
+	return gpubuf_dl_export(m, device_type, device_id, out, false);
+}
+
+int gpubuf_matrix_to_dlpack_v0_1(const struct gpubuf_matrix *m,
+				 int device_type, int device_id,
+				 struct DLManagedTensor **out);
+GPUBUF_SYMVER(gpubuf_matrix_to_dlpack_v0_1, "gpubuf_matrix_to_dlpack@GPUBUF_0.1");
+GPUBUF_EXPORT int gpubuf_matrix_to_dlpack_v0_1(const struct gpubuf_matrix *m,
+					       int device_type, int device_id,
+					       struct DLManagedTensor **out)
+{
+	return gpubuf_dl_export(m, device_type, device_id, out, true);
+}
+
 #ifdef GPUBUF_HAVE_DLPACK_V1
 static void gpubuf_dl_delete_v1(struct DLManagedTensorVersioned *self)
 {
@@ -218,9 +249,9 @@ static void gpubuf_dl_delete_v1(struct DLManagedTensorVersioned *self)
 		gpubuf_dl_free(self->manager_ctx);
 }
 
-GPUBUF_EXPORT int gpubuf_matrix_to_dlpack_versioned(
-	const struct gpubuf_matrix *m, int device_type, int device_id,
-	struct DLManagedTensorVersioned **out)
+static int gpubuf_dl_export_v1(const struct gpubuf_matrix *m,
+			       int device_type, int device_id,
+			       struct DLManagedTensorVersioned **out, bool base)
 {
 	GPUBUF_KEEP_ERRNO;
 	struct gpubuf_dl *dl;
@@ -232,7 +263,7 @@ GPUBUF_EXPORT int gpubuf_matrix_to_dlpack_versioned(
 	if (!dl)
 		return -ENOMEM;
 	err = gpubuf_dl_fill(dl, &dl->t.v1.dl_tensor, m, device_type,
-			     device_id);
+			     device_id, base);
 	if (err) {
 		free(dl);
 		return err;
@@ -248,31 +279,78 @@ GPUBUF_EXPORT int gpubuf_matrix_to_dlpack_versioned(
 	return 0;
 }
 #else
-GPUBUF_EXPORT int gpubuf_matrix_to_dlpack_versioned(
-	const struct gpubuf_matrix *m, int device_type, int device_id,
-	struct DLManagedTensorVersioned **out)
+static int gpubuf_dl_export_v1(const struct gpubuf_matrix *m,
+			       int device_type, int device_id,
+			       struct DLManagedTensorVersioned **out, bool base)
 {
-	(void)m, (void)device_type, (void)device_id, (void)out;
+	(void)m, (void)device_type, (void)device_id, (void)out, (void)base;
 	return -EOPNOTSUPP;	/* built against DLPack < 1.0 */
 }
 #endif
 
 #else /* !GPUBUF_HAVE_DLPACK */
 
-GPUBUF_EXPORT int gpubuf_matrix_to_dlpack(const struct gpubuf_matrix *m,
-					  int device_type, int device_id,
-					  struct DLManagedTensor **out)
+/* Built without <dlpack/dlpack.h>: both nodes answer -EOPNOTSUPP. */
+static int gpubuf_dl_export(const struct gpubuf_matrix *m, int device_type,
+			    int device_id, struct DLManagedTensor **out,
+			    bool base)
 {
-	(void)m, (void)device_type, (void)device_id, (void)out;
-	return -EOPNOTSUPP;	/* built without <dlpack/dlpack.h> */
-}
-
-GPUBUF_EXPORT int gpubuf_matrix_to_dlpack_versioned(
-	const struct gpubuf_matrix *m, int device_type, int device_id,
-	struct DLManagedTensorVersioned **out)
-{
-	(void)m, (void)device_type, (void)device_id, (void)out;
+	(void)m, (void)device_type, (void)device_id, (void)out, (void)base;
 	return -EOPNOTSUPP;
 }
 
+static int gpubuf_dl_export_v1(const struct gpubuf_matrix *m,
+			       int device_type, int device_id,
+			       struct DLManagedTensorVersioned **out, bool base)
+{
+	(void)m, (void)device_type, (void)device_id, (void)out, (void)base;
+	return -EOPNOTSUPP;
+}
+
+int gpubuf_matrix_to_dlpack_v0_5(const struct gpubuf_matrix *m,
+				 int device_type, int device_id,
+				 struct DLManagedTensor **out);
+GPUBUF_SYMVER(gpubuf_matrix_to_dlpack_v0_5, "gpubuf_matrix_to_dlpack@@GPUBUF_0.5");
+GPUBUF_EXPORT int gpubuf_matrix_to_dlpack_v0_5(const struct gpubuf_matrix *m,
+					       int device_type, int device_id,
+					       struct DLManagedTensor **out)
+{
+	return gpubuf_dl_export(m, device_type, device_id, out, false);
+}
+
+int gpubuf_matrix_to_dlpack_v0_1(const struct gpubuf_matrix *m,
+				 int device_type, int device_id,
+				 struct DLManagedTensor **out);
+GPUBUF_SYMVER(gpubuf_matrix_to_dlpack_v0_1, "gpubuf_matrix_to_dlpack@GPUBUF_0.1");
+GPUBUF_EXPORT int gpubuf_matrix_to_dlpack_v0_1(const struct gpubuf_matrix *m,
+					       int device_type, int device_id,
+					       struct DLManagedTensor **out)
+{
+	return gpubuf_dl_export(m, device_type, device_id, out, true);
+}
+
 #endif
+
+int gpubuf_matrix_to_dlpack_versioned_v0_5(const struct gpubuf_matrix *m,
+					   int device_type, int device_id,
+					   struct DLManagedTensorVersioned **out);
+GPUBUF_SYMVER(gpubuf_matrix_to_dlpack_versioned_v0_5,
+	      "gpubuf_matrix_to_dlpack_versioned@@GPUBUF_0.5");
+GPUBUF_EXPORT int gpubuf_matrix_to_dlpack_versioned_v0_5(
+	const struct gpubuf_matrix *m, int device_type, int device_id,
+	struct DLManagedTensorVersioned **out)
+{
+	return gpubuf_dl_export_v1(m, device_type, device_id, out, false);
+}
+
+int gpubuf_matrix_to_dlpack_versioned_v0_1(const struct gpubuf_matrix *m,
+					   int device_type, int device_id,
+					   struct DLManagedTensorVersioned **out);
+GPUBUF_SYMVER(gpubuf_matrix_to_dlpack_versioned_v0_1,
+	      "gpubuf_matrix_to_dlpack_versioned@GPUBUF_0.1");
+GPUBUF_EXPORT int gpubuf_matrix_to_dlpack_versioned_v0_1(
+	const struct gpubuf_matrix *m, int device_type, int device_id,
+	struct DLManagedTensorVersioned **out)
+{
+	return gpubuf_dl_export_v1(m, device_type, device_id, out, true);
+}

@@ -238,18 +238,18 @@ static int dlpack_cuda_holds_registration(void)
 	T_EQ(gpubuf_matrix_to_dlpack(&s, kDLCUDA, 0, &t), 0);
 	T_EQ(t->dl_tensor.device.device_type, kDLCUDA);
 	T_EQ(t->dl_tensor.device.device_id, 0);
-	T_EQ((uintptr_t)t->dl_tensor.data, devptr);
-	T_EQ(t->dl_tensor.byte_offset, s.offset);
+	T_EQ((uintptr_t)t->dl_tensor.data, devptr + s.offset);
+	T_EQ(t->dl_tensor.byte_offset, 0);
 	/* The tensor's count keeps the registration after ours is gone. */
 	T_EQ(gpubuf_cuda_unregister(m.buf, 0), 0);
 	T_EQ(gpubuf_cuda_register(m.buf, 0, 0, &devptr), 0);
-	T_EQ((uintptr_t)t->dl_tensor.data, devptr);
+	T_EQ((uintptr_t)t->dl_tensor.data, devptr + s.offset);
 	T_EQ(gpubuf_cuda_unregister(m.buf, 0), 0);
 	t->deleter(t);
 	T_EQ(gpubuf_cuda_unregister(m.buf, 0), -ENXIO);
 	/* kDLCUDAHost is the host pointer. */
 	T_EQ(gpubuf_matrix_to_dlpack(&s, kDLCUDAHost, 0, &t), 0);
-	T_CHECK(t->dl_tensor.data == gpubuf_ptr(m.buf));
+	T_CHECK(t->dl_tensor.data == gpubuf_matrix_data(&s));
 	t->deleter(t);
 	gpubuf_matrix_release(&m);
 	gpubuf_close(ctx);

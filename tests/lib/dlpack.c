@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * Description: DLPack export: shape, element strides, byte offset, dtype
+ * Description: DLPack export: shape, element strides, data at element
+ * (0,0) (GPUBUF_0.1's exports: the base and a byte offset), dtype
  * and device mapping, NULL data for empty tensors, errno left alone, and
  * that the tensor holds a buffer reference until its deleter runs.
  */
@@ -34,14 +35,63 @@ static int row_major_tensor(void)
 	T_EQ(d->dtype.lanes, 1);
 	T_EQ(d->device.device_type, kDLCPU);
 	T_EQ(d->device.device_id, 0);
-	T_CHECK(d->data == gpubuf_ptr(m.buf));
-	T_CHECK((char *)d->data + d->byte_offset == gpubuf_matrix_data(&s));
-	T_EQ(d->byte_offset, (10 * 64 + 5) * 4);
+	/*
+	 * Issue 23: data is element (0,0) itself and byte_offset 0, as
+	 * PyTorch and CuPy make them; PyTorch 1.13 ignores byte_offset.
+	 */
+	T_CHECK(d->data == gpubuf_matrix_data(&s));
+	T_EQ(d->byte_offset, 0);
 	/* The tensor outlives the matrix's own reference. */
 	gpubuf_matrix_release(&m);
 	T_EQ(gpubuf_refcount(s.buf), 1);
-	((float *)((char *)d->data + d->byte_offset))[19 * 64 + 6] = 2.0f;
+	((float *)d->data)[19 * 64 + 6] = 2.0f;
 	t->deleter(t);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+/*
+ * GPUBUF_0.1's exports, as programs linked before 0.5 get them: data the
+ * buffer base, the view's offset in byte_offset (reachable under their own
+ * names in a static link, exported as name@GPUBUF_0.1).
+ */
+int gpubuf_matrix_to_dlpack_v0_1(const struct gpubuf_matrix *m,
+				 int device_type, int device_id,
+				 DLManagedTensor **out);
+int gpubuf_matrix_to_dlpack_versioned_v0_1(const struct gpubuf_matrix *m,
+					   int device_type, int device_id,
+					   struct DLManagedTensorVersioned **out);
+
+static int v0_1_exports_keep_base_and_byte_offset(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_matrix m, s;
+	DLManagedTensor *t;
+
+	T_EQ(gpubuf_matrix_alloc(ctx, GPUBUF_DTYPE_F32, 100, 30,
+				 GPUBUF_ROW_MAJOR, 0, &m), 0);
+	T_EQ(gpubuf_matrix_sub(&m, 10, 5, 20, 7, &s), 0);
+	T_EQ(gpubuf_matrix_to_dlpack_v0_1(&s, kDLCPU, 0, &t), 0);
+	T_CHECK(t->dl_tensor.data == gpubuf_ptr(m.buf));
+	T_EQ(t->dl_tensor.byte_offset, (10 * 64 + 5) * 4);
+	T_EQ(t->dl_tensor.shape[0], 20);
+	t->deleter(t);
+#if defined(DLPACK_MAJOR_VERSION) && DLPACK_MAJOR_VERSION >= 1
+	{
+		struct DLManagedTensorVersioned *v;
+
+		T_EQ(gpubuf_matrix_to_dlpack_versioned_v0_1(&s, kDLCPU, 0, &v),
+		     0);
+		T_CHECK(v->dl_tensor.data == gpubuf_ptr(m.buf));
+		T_EQ(v->dl_tensor.byte_offset, (10 * 64 + 5) * 4);
+		v->deleter(v);
+		T_EQ(gpubuf_matrix_to_dlpack_versioned(&s, kDLCPU, 0, &v), 0);
+		T_CHECK(v->dl_tensor.data == gpubuf_matrix_data(&s));
+		T_EQ(v->dl_tensor.byte_offset, 0);
+		v->deleter(v);
+	}
+#endif
+	gpubuf_matrix_release(&m);
 	gpubuf_close(ctx);
 	return T_PASS;
 }
@@ -284,6 +334,7 @@ int main(void)
 {
 	static const struct t_test tests[] = {
 		T_TEST(row_major_tensor),
+		T_TEST(v0_1_exports_keep_base_and_byte_offset),
 		T_TEST(col_major_tensor_and_transpose),
 		T_TEST(dtype_mapping),
 		T_TEST(rejects_bad_device_and_matrix),

@@ -22,11 +22,11 @@
 static const char pgb_capsule_name[] = "dltensor";
 
 /*
- * libgpubuf points data at the buffer's start and puts a view's offset in
- * byte_offset, as DLPack defines them. PyTorch 1.13 ignores byte_offset
+ * Data at element (0,0), byte_offset 0: PyTorch 1.13 ignores byte_offset
  * (its sub-view tensors then start at the buffer's first element), and
- * DLPack's own header warns consumers not to rely on it; NumPy and
- * PyTorch both read a pointer to the first element right.
+ * DLPack's own header warns consumers not to rely on it. libgpubuf's
+ * GPUBUF_0.5 export is already so; this keeps any byte_offset out of the
+ * capsule whatever the library gives.
  */
 static void pgb_fold_offset(DLTensor *t)
 {
