@@ -32,7 +32,7 @@ module   pkg gcc
 module   pkg @kernel-headers  linux-headers-amd64, only when no KDIR or KVER is given and find-kdir.sh finds none
 module   cmd make gcc
 probe    uses module
-# make lib: libgpubuf. libdrm, HSA, hipcc and CUDA are optional there
+# make lib: libgpubuf. libdrm, HSA, hipcc, CUDA and Vulkan are optional there
 # (nvcc, when a CUDA toolkit is found, also wants g++).
 lib      pkg make
 lib      pkg gcc
@@ -102,7 +102,12 @@ check    pkg dkms             tests/dkms-build.sh
 check    pkg python3-pytest   the Python binding's tests
 check    pkg python3-numpy    NumPy sharing gpubuf memory
 check    pkg python3-torch    PyTorch sharing gpubuf memory
-check    cmd qemu-system-x86_64 busybox cpio gzip ldd g++ pkg-config python3 dkms dpkg-deb rdma timeout
+check    pkg libvulkan-dev    the Vulkan layer's headers and the loader
+check    pkg glslang-tools    glslangValidator: the Vulkan shaders to SPIR-V
+check    pkg spirv-tools      spirv-val: the SPIR-V is checked at build time
+check    pkg mesa-vulkan-drivers lavapipe, the Vulkan driver on the CPU the tests run on
+check    pkg vulkan-validationlayers VK_LAYER_KHRONOS_validation for one test
+check    cmd qemu-system-x86_64 busybox cpio gzip ldd g++ pkg-config python3 dkms dpkg-deb rdma timeout glslangValidator spirv-val
 # make check-kernels: make check, then debootstrapped suites.
 check-kernels uses check
 check-kernels pkg debootstrap

@@ -113,6 +113,21 @@ if [ -f libgpubuf/Makefile ]; then
 			libgpubuf/check-symbols.sh "$1/libgpubuf.so.$2" &&
 			GPUBUF_BACKEND=memfd libgpubuf/run-tests.sh "$1/tests/hsa" "$1/tests/dlpack"' \
 		sh "$top/build/lib-nohsa" "$(cat VERSION)"
+	# Without libvulkan-dev's headers, and without glslangValidator: one
+	# line each, the same exports; the Vulkan calls answer -EOPNOTSUPP
+	# (all of them, or GEMV/GEMM), and the Vulkan test program's
+	# device-free cases pass.
+	rm -rf "$top/build/lib-novulkan" "$top/build/lib-noglslang"
+	step "libgpubuf builds without Vulkan headers, and without glslangValidator, and says so once" \
+		sh -c 'make -C libgpubuf O="$1" VULKAN_INCLUDE=/nonexistent CUDA=no HSA=no all tests >"$1.log" 2>&1 &&
+			[ "$(grep -c "Vulkan support off: no /nonexistent/vulkan/vulkan.h" "$1.log")" = 1 ] &&
+			libgpubuf/check-symbols.sh "$1/libgpubuf.so.$3" &&
+			GPUBUF_BACKEND=memfd libgpubuf/run-tests.sh "$1/tests/vulkan" &&
+			make -C libgpubuf O="$2" GLSLANG=/nonexistent/glslangValidator CUDA=no HSA=no all >"$2.log" 2>&1 &&
+			[ "$(grep -c "Vulkan kernels off: no /nonexistent/glslangValidator" "$2.log")" = 1 ] &&
+			! nm "$2/libgpubuf.a" | grep -q gpubuf_vk_spirv &&
+			libgpubuf/check-symbols.sh "$2/libgpubuf.so.$3"' \
+		sh "$top/build/lib-novulkan" "$top/build/lib-noglslang" "$(cat VERSION)"
 	# Without hipcc the library still builds, says so once, embeds no
 	# AMD code object and exports the same symbols.
 	rm -rf "$top/build/lib-nohipcc"
@@ -223,6 +238,23 @@ if [ -f libgpubuf/Makefile ]; then
 	fi
 fi
 
+# The Vulkan tests again in the guest (58-lib-vulkan), on the module
+# backend: the host's Vulkan loader, lavapipe and validation layer run
+# there from the host's root file system (GPUBUF_VM_HOST_ROOT), the test
+# program travels in the initramfs.
+vm_host_root=
+if [ -f libgpubuf/Makefile ] &&
+	step "Vulkan test program for the guest builds" \
+		make -s -C libgpubuf hostroot-guest OUT="$top/build/guest-extra/hostroot"; then
+	printf '%s\n' '#!/bin/sh' \
+		'# The Vulkan tests on the module backend, with the host'"'"'s Vulkan (tests/check.sh).' \
+		'exec /gpubuf/host-run /gpubuf/hostroot/test-vulkan' \
+		>"$guest_tests/58-lib-vulkan"
+	chmod +x "$guest_tests/58-lib-vulkan"
+	export GPUBUF_VM_EXTRA_DIR="$top/build/guest-extra"
+	vm_host_root=1
+fi
+
 # gpubuf-bench's hsa mode on the stand-in runtime in the guest (70-tools):
 # the dynamic build, as a static one cannot dlopen.
 if [ -f tools/Makefile ] && [ -f "$top/build/guest-extra/hsastub/libhsa-runtime64.so.1" ]; then
@@ -240,7 +272,6 @@ fi
 # extension, its tests and libgpubuf travel in the initramfs, so that the
 # guest needs no host path (a clone under /tmp would be hidden by the
 # guest's own /tmp).
-vm_host_root=
 if [ -n "$python_ok" ]; then
 	pyg=$top/build/guest-extra/python
 	rm -rf "$pyg"

@@ -492,6 +492,129 @@ int gpubuf_hsa_gemm(double alpha, const struct gpubuf_hsa_matrix *a,
 		    const struct gpubuf_hsa_matrix *b, double beta,
 		    const struct gpubuf_hsa_matrix *c, uint64_t signal);
 
+/* ---- Vulkan (libvulkan.so.1, loaded with dlopen) ------------------------ */
+
+/*
+ * A Vulkan device the library computes on: its own instance and device
+ * (gpubuf_vk_open), or an application's (gpubuf_vk_wrap). Buffers are
+ * imported into it in place, as a dma-buf where the driver takes one
+ * (VK_EXT_external_memory_dma_buf), else as host memory
+ * (VK_EXT_external_memory_host); kernels reach them through buffer device
+ * addresses (Vulkan 1.2). Thread-safe; calls on one device are serialised.
+ */
+struct gpubuf_vk;
+
+/* gpubuf_vk_open() flags */
+#define GPUBUF_VK_OPEN_VALIDATION (1u << 0)	/* VK_LAYER_KHRONOS_validation */
+#define GPUBUF_VK_OPEN_VALID_FLAGS (GPUBUF_VK_OPEN_VALIDATION)
+
+/*
+ * Create an instance and a device on physical device index (enumeration
+ * order) with one compute queue. -ENODEV: no libvulkan.so.1, no such
+ * device, or one without Vulkan 1.2, bufferDeviceAddress or shaderInt64;
+ * -EOPNOTSUPP: library built without Vulkan headers; gpubuf_last_error()
+ * says which.
+ */
+int gpubuf_vk_open(int index, unsigned int flags, struct gpubuf_vk **vk);
+
+/*
+ * An application's device, for the library to import into and compute
+ * on. The device must have been created with Vulkan 1.2's
+ * bufferDeviceAddress and shaderInt64 enabled, and features names what
+ * else was enabled (GPUBUF_VK_FEATURE_*). The library never destroys the
+ * application's objects; gpubuf_vk_close() and the release of every
+ * import must come before vkDestroyDevice().
+ */
+struct gpubuf_vk_device {
+	size_t size;			/* sizeof(struct gpubuf_vk_device) */
+	void *get_instance_proc_addr;	/* PFN_vkGetInstanceProcAddr, or NULL */
+	void *instance;			/* VkInstance */
+	void *physical_device;		/* VkPhysicalDevice */
+	void *device;			/* VkDevice */
+	void *queue;			/* VkQueue of a compute-capable family */
+	uint32_t queue_family;
+	uint32_t features;		/* GPUBUF_VK_FEATURE_* enabled */
+	uint64_t reserved[4];		/* zero */
+};
+#define GPUBUF_VK_FEATURE_FLOAT64	(1u << 0)	/* shaderFloat64 */
+#define GPUBUF_VK_FEATURE_HOST_IMPORT	(1u << 1)	/* VK_EXT_external_memory_host */
+#define GPUBUF_VK_FEATURE_DMA_BUF_IMPORT (1u << 2)	/* ..._fd and ..._dma_buf */
+#define GPUBUF_VK_FEATURE_VALID	(GPUBUF_VK_FEATURE_FLOAT64 |		\
+				 GPUBUF_VK_FEATURE_HOST_IMPORT |	\
+				 GPUBUF_VK_FEATURE_DMA_BUF_IMPORT)
+
+int gpubuf_vk_wrap(const struct gpubuf_vk_device *dev, struct gpubuf_vk **vk);
+/* Drops the caller's reference; imports still standing keep the device. */
+void gpubuf_vk_close(struct gpubuf_vk *vk);
+
+struct gpubuf_vk_info {
+	char name[256];			/* VkPhysicalDeviceProperties.deviceName */
+	uint32_t device_type;		/* VkPhysicalDeviceType (4: CPU) */
+	uint32_t api_version;
+	uint32_t vendor_id;
+	uint32_t features;		/* GPUBUF_VK_FEATURE_* usable */
+	uint64_t host_import_align;	/* minImportedHostPointerAlignment */
+	uint64_t validation_errors;	/* validation layer errors so far */
+	uint64_t reserved[4];
+};
+int gpubuf_vk_info(struct gpubuf_vk *vk, struct gpubuf_vk_info *info);
+
+/*
+ * buf's memory in vk's device, in place: a VkBuffer over the whole
+ * buffer bound to imported VkDeviceMemory, for the application's own
+ * shaders too. Counted per (buffer, device); the last gpubuf_unref() of a
+ * buffer undoes what is left. -EOPNOTSUPP when the device can import it
+ * neither way (gpubuf_last_error() says why), -EINVAL for a host pointer
+ * or size the device cannot import (minImportedHostPointerAlignment).
+ */
+struct gpubuf_vk_memory {
+	uint64_t buffer;		/* VkBuffer */
+	uint64_t memory;		/* VkDeviceMemory */
+	uint64_t address;		/* the VkBuffer's device address */
+	uint64_t size;
+	uint32_t import;		/* GPUBUF_VK_IMPORT_* */
+	uint32_t memory_type;		/* memoryTypeIndex */
+	uint64_t reserved[2];
+};
+#define GPUBUF_VK_IMPORT_DMA_BUF	1
+#define GPUBUF_VK_IMPORT_HOST_POINTER	2
+
+int gpubuf_vk_import(struct gpubuf *buf, struct gpubuf_vk *vk,
+		     struct gpubuf_vk_memory *out);
+int gpubuf_vk_release(struct gpubuf *buf, struct gpubuf_vk *vk);
+
+/* A matrix view in vk's device: element (0,0) at a buffer device address. */
+struct gpubuf_vk_matrix {
+	uint64_t address;	/* VkDeviceAddress of element (0,0) */
+	size_t rows;
+	size_t cols;
+	size_t ld;		/* elements between row (col) starts */
+	enum gpubuf_dtype dtype;
+	enum gpubuf_layout layout;
+	struct gpubuf_vk *vk;
+	unsigned int flags;	/* GPUBUF_VK_MATRIX_* */
+};
+
+/* The GPU may only read it: refused as an output with -EROFS. */
+#define GPUBUF_VK_MATRIX_READ_ONLY	(1u << 0)
+
+/* The view of an imported buffer; -ENXIO if m's buffer is not imported. */
+int gpubuf_vk_matrix_view(const struct gpubuf_matrix *m, struct gpubuf_vk *vk,
+			  struct gpubuf_vk_matrix *out);
+
+/*
+ * gpubuf_cuda_gemv()/gemm() as SPIR-V compute shaders on vk's device,
+ * synchronous: the results are in memory when the call returns. f64 needs
+ * shaderFloat64 (-EOPNOTSUPP without). The shaders use bounded, checked
+ * operands only: see gpubuf_vk_gemm(3).
+ */
+int gpubuf_vk_gemv(double alpha, const struct gpubuf_vk_matrix *a,
+		   const struct gpubuf_vk_matrix *x, double beta,
+		   const struct gpubuf_vk_matrix *y);
+int gpubuf_vk_gemm(double alpha, const struct gpubuf_vk_matrix *a,
+		   const struct gpubuf_vk_matrix *b, double beta,
+		   const struct gpubuf_vk_matrix *c);
+
 #ifdef __cplusplus
 }
 #endif

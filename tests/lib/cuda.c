@@ -21,6 +21,7 @@
 #endif
 
 #include "tap.h"
+#include "gemm_ref.h"
 
 /* What a CUDA call answers on this build when no driver is usable. */
 static int t_no_cuda_err(void)
@@ -255,66 +256,6 @@ static int dlpack_cuda_holds_registration(void)
 	gpubuf_close(ctx);
 	return T_PASS;
 #endif
-}
-
-/* Deterministic values with a mix of signs and magnitudes. */
-static double t_val(size_t i, size_t j, unsigned int seed)
-{
-	uint32_t h = (uint32_t)(i * 2654435761u) ^ (uint32_t)(j * 40503u) ^
-		     (seed * 2246822519u);
-
-	h ^= h >> 15;
-	h *= 2246822519u;
-	h ^= h >> 13;
-	return ((double)(h % 2001) - 1000.0) / 256.0;
-}
-
-static void t_fill(const struct gpubuf_matrix *m, unsigned int seed)
-{
-	for (size_t r = 0; r < m->rows; r++)
-		for (size_t c = 0; c < m->cols; c++)
-			gpubuf_matrix_set(m, r, c, t_val(r, c, seed));
-}
-
-static double t_get(const struct gpubuf_matrix *m, size_t r, size_t c)
-{
-	double v = 0;
-
-	gpubuf_matrix_get(m, r, c, &v);
-	return v;
-}
-
-/*
- * Error bound of a length-k dot product computed in the dtype, relative
- * to the magnitudes involved: |got - ref| <= 2 k u (|alpha| sum |a||b| +
- * |beta| |c|), u the unit roundoff (2^-24 for f32, 2^-53 for f64).
- */
-static int t_close(double got, double ref, double mag, size_t k,
-		   enum gpubuf_dtype dt)
-{
-	double u = dt == GPUBUF_DTYPE_F32 ? ldexp(1.0, -24) : ldexp(1.0, -53);
-
-	return fabs(got - ref) <= 2.0 * (double)(k + 2) * u * mag;
-}
-
-struct t_shape {
-	size_t m, n, k;
-};
-
-/*
- * A host matrix of rows x cols inside a larger, padded parent, so the view
- * is a sub-view with ld above its width and a non-zero offset.
- */
-static int t_sub_alloc(struct gpubuf_ctx *ctx, enum gpubuf_dtype dt,
-		       size_t rows, size_t cols, enum gpubuf_layout lay,
-		       struct gpubuf_matrix *parent, struct gpubuf_matrix *out)
-{
-	int err = gpubuf_matrix_alloc(ctx, dt, rows + 3, cols + 5, lay, 0,
-				      parent);
-
-	if (err)
-		return err;
-	return gpubuf_matrix_sub(parent, 2, 3, rows, cols, out);
 }
 
 static int t_gemm_case(struct gpubuf_ctx *ctx, enum gpubuf_dtype dt,

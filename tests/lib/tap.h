@@ -36,6 +36,7 @@ enum t_env {
 	T_NO_CUDA,	/* no usable NVIDIA driver (or built without CUDA) */
 	T_HSA,		/* a ROCm runtime with at least one GPU agent */
 	T_NO_HSA,	/* no usable ROCm runtime (or built without HSA) */
+	T_VULKAN,	/* a Vulkan 1.2 device gpubuf_vk_open() takes */
 	T_NR_ENVS
 };
 
@@ -116,6 +117,7 @@ static const char *const t_env_names[] = {
 	[T_NO_CUDA] = "a machine without an NVIDIA driver",
 	[T_HSA] = "a ROCm runtime and an AMD GPU",
 	[T_NO_HSA] = "a machine without a usable ROCm runtime",
+	[T_VULKAN] = "a Vulkan 1.2 device (Debian: mesa-vulkan-drivers' lavapipe)",
 };
 
 __attribute__((unused))
@@ -132,6 +134,17 @@ static int t_has_hsa(void)
 	int n = 0;
 
 	return gpubuf_hsa_agents(NULL, 0, &n) == 0 && n > 0;
+}
+
+__attribute__((unused))
+static int t_has_vulkan(void)
+{
+	struct gpubuf_vk *vk;
+
+	if (gpubuf_vk_open(0, 0, &vk))
+		return 0;
+	gpubuf_vk_close(vk);
+	return 1;
 }
 
 static int t_env_present(enum t_env env)
@@ -153,6 +166,8 @@ static int t_env_present(enum t_env env)
 		return t_has_hsa();
 	case T_NO_HSA:
 		return !t_has_hsa();
+	case T_VULKAN:
+		return t_has_vulkan();
 	default:
 		return 1;
 	}

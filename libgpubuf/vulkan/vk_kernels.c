@@ -1,0 +1,387 @@
+// SPDX-License-Identifier: MIT
+/*
+ * gpubuf_vk_gemv() and gpubuf_vk_gemm(): the shaders of the GLSL in shaders/,
+ * one compute pipeline per shader and dtype, with the operands' device
+ * addresses, shapes and strides as push constants (kernels/kernel_args.h's
+ * lists, checked by the same validator as the CUDA and HSA entry points).
+ * Each call records one dispatch into the device's command buffer, submits
+ * it and waits for its fence, under the device's lock: the results are in
+ * memory when it returns. The barrier after the dispatch makes the
+ * shader's writes visible to the host, which reads them through its own
+ * mapping of the same pages.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "vulkan/vk_internal.h"
+#include "kernels/kernel_args.h"
+#include "core/internal.h"
+
+/* The view as an operand of the shared checks; one device per call. */
+static const struct gpubuf_kmat *gpubuf_kmat_vk(const struct gpubuf_vk_matrix *m,
+						struct gpubuf_kmat *k)
+{
+	if (!m)
+		return NULL;
+	*k = (struct gpubuf_kmat){ m->address, m->rows, m->cols, m->ld,
+				   m->dtype, m->layout, 0, m->flags };
+	return k;
+}
+
+_Static_assert(GPUBUF_VK_MATRIX_READ_ONLY == GPUBUF_KMAT_READ_ONLY,
+	       "one read-only bit");
+
+/* All three on one device, which the checks cannot see. */
+static int gpubuf_vk_same(const char *fn, const struct gpubuf_vk_matrix *a,
+			  const struct gpubuf_vk_matrix *b,
+			  const struct gpubuf_vk_matrix *c)
+{
+	if (!a || !b || !c)
+		return 0;	/* the checks name what is missing */
+	if (!a->vk) {
+		gpubuf_error_set("%s: operand without a Vulkan device", fn);
+		return -EINVAL;
+	}
+	if (b->vk != a->vk || c->vk != a->vk) {
+		gpubuf_error_set("%s: operands on different Vulkan devices", fn);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+#if defined(GPUBUF_HAVE_VULKAN) && defined(GPUBUF_HAVE_VULKAN_KERNELS)
+
+#define GPUBUF_VK_SPIRV(name)						\
+	extern const uint32_t gpubuf_vk_spirv_##name[];			\
+	extern const uint32_t gpubuf_vk_spirv_##name##_end[];
+GPUBUF_VK_SPIRV(gemv_f32)
+GPUBUF_VK_SPIRV(gemv_f64)
+GPUBUF_VK_SPIRV(gemm_f32)
+GPUBUF_VK_SPIRV(gemm_f64)
+#undef GPUBUF_VK_SPIRV
+
+static const struct {
+	const char *name;
+	const uint32_t *code, *end;
+	bool f64;
+} gpubuf_vk_shaders[GPUBUF_VK_NR_KERNELS] = {
+#define GPUBUF_VK_SHADER(k, n, d)					\
+	[k] = { #n, gpubuf_vk_spirv_##n, gpubuf_vk_spirv_##n##_end, d }
+	GPUBUF_VK_SHADER(GPUBUF_VK_GEMV_F32, gemv_f32, false),
+	GPUBUF_VK_SHADER(GPUBUF_VK_GEMV_F64, gemv_f64, true),
+	GPUBUF_VK_SHADER(GPUBUF_VK_GEMM_F32, gemm_f32, false),
+	GPUBUF_VK_SHADER(GPUBUF_VK_GEMM_F64, gemm_f64, true),
+#undef GPUBUF_VK_SHADER
+};
+
+/* The workgroup sizes the shaders declare. */
+#define GPUBUF_VK_GEMV_GROUP	64
+#define GPUBUF_VK_GEMM_TILE	16
+
+static int gpubuf_vk_pipeline(struct gpubuf_vk *vk, enum gpubuf_vk_kernel k)
+{
+	VkShaderModule mod;
+	VkResult r;
+
+	r = vk->vkCreateShaderModule(vk->dev, &(VkShaderModuleCreateInfo){
+		.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+		.codeSize = (size_t)((const char *)gpubuf_vk_shaders[k].end -
+				     (const char *)gpubuf_vk_shaders[k].code),
+		.pCode = gpubuf_vk_shaders[k].code,
+	}, NULL, &mod);
+	if (r != VK_SUCCESS)
+		return gpubuf_vk_fail(r, "vkCreateShaderModule");
+	r = vk->vkCreateComputePipelines(vk->dev, VK_NULL_HANDLE, 1,
+		&(VkComputePipelineCreateInfo){
+			.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+			.stage = {
+				.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+				.stage = VK_SHADER_STAGE_COMPUTE_BIT,
+				.module = mod,
+				.pName = "main",
+			},
+			.layout = vk->layout,
+		}, NULL, &vk->pipe[k]);
+	vk->vkDestroyShaderModule(vk->dev, mod, NULL);
+	if (r != VK_SUCCESS) {
+		vk->pipe[k] = VK_NULL_HANDLE;
+		return gpubuf_vk_fail(r, "vkCreateComputePipelines");
+	}
+	return 0;
+}
+
+int gpubuf_vk_kernels_init(struct gpubuf_vk *vk)
+{
+	VkResult r;
+	int err;
+
+	r = vk->vkCreateCommandPool(vk->dev, &(VkCommandPoolCreateInfo){
+		.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+		.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+		.queueFamilyIndex = vk->queue_family,
+	}, NULL, &vk->pool);
+	if (r != VK_SUCCESS) {
+		vk->pool = VK_NULL_HANDLE;
+		return gpubuf_vk_fail(r, "vkCreateCommandPool");
+	}
+	r = vk->vkAllocateCommandBuffers(vk->dev, &(VkCommandBufferAllocateInfo){
+		.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+		.commandPool = vk->pool,
+		.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+		.commandBufferCount = 1,
+	}, &vk->cmd);
+	if (r != VK_SUCCESS)
+		return gpubuf_vk_fail(r, "vkAllocateCommandBuffers");
+	r = vk->vkCreateFence(vk->dev, &(VkFenceCreateInfo){
+		.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO,
+	}, NULL, &vk->fence);
+	if (r != VK_SUCCESS) {
+		vk->fence = VK_NULL_HANDLE;
+		return gpubuf_vk_fail(r, "vkCreateFence");
+	}
+	/* One layout: the largest list (GEMM's) covers GEMV's too. */
+	r = vk->vkCreatePipelineLayout(vk->dev, &(VkPipelineLayoutCreateInfo){
+		.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+		.pushConstantRangeCount = 1,
+		.pPushConstantRanges = &(VkPushConstantRange){
+			.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
+			.size = sizeof(struct gpubuf_gemm_args),
+		},
+	}, NULL, &vk->layout);
+	if (r != VK_SUCCESS) {
+		vk->layout = VK_NULL_HANDLE;
+		return gpubuf_vk_fail(r, "vkCreatePipelineLayout");
+	}
+	for (int k = 0; k < GPUBUF_VK_NR_KERNELS; k++) {
+		if (gpubuf_vk_shaders[k].f64 &&
+		    !(vk->info.features & GPUBUF_VK_FEATURE_FLOAT64))
+			continue;
+		err = gpubuf_vk_pipeline(vk, k);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+void gpubuf_vk_kernels_fini(struct gpubuf_vk *vk)
+{
+	for (int k = 0; k < GPUBUF_VK_NR_KERNELS; k++)
+		if (vk->pipe[k])
+			vk->vkDestroyPipeline(vk->dev, vk->pipe[k], NULL);
+	if (vk->layout)
+		vk->vkDestroyPipelineLayout(vk->dev, vk->layout, NULL);
+	if (vk->fence)
+		vk->vkDestroyFence(vk->dev, vk->fence, NULL);
+	/* Frees its command buffer too. */
+	if (vk->pool)
+		vk->vkDestroyCommandPool(vk->dev, vk->pool, NULL);
+}
+
+/* An f32 shader reads a float from the low half of the 8-byte slot. */
+static void gpubuf_vk_scalar(double *slot, bool f64)
+{
+	float f = (float)*slot;
+
+	if (f64)
+		return;
+	memset(slot, 0, sizeof(*slot));
+	memcpy(slot, &f, sizeof(f));
+}
+
+static int gpubuf_vk_dispatch(struct gpubuf_vk *vk, enum gpubuf_vk_kernel k,
+			      const void *args, uint32_t size,
+			      const uint32_t groups[2])
+{
+	VkCommandBuffer cmd = vk->cmd;
+	const char *what = "vkBeginCommandBuffer";
+	VkResult r;
+
+	if (!vk->pipe[k]) {
+		gpubuf_error_set("Vulkan device %s has no shaderFloat64: no f64 kernels",
+				 vk->info.name);
+		return -EOPNOTSUPP;
+	}
+	pthread_mutex_lock(&vk->lock);
+	r = vk->vkResetCommandBuffer(cmd, 0);
+	if (r == VK_SUCCESS)
+		r = vk->vkBeginCommandBuffer(cmd, &(VkCommandBufferBeginInfo){
+			.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+			.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
+		});
+	if (r == VK_SUCCESS) {
+		vk->vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE,
+				      vk->pipe[k]);
+		vk->vkCmdPushConstants(cmd, vk->layout,
+				       VK_SHADER_STAGE_COMPUTE_BIT, 0, size,
+				       args);
+		vk->vkCmdDispatch(cmd, groups[0], groups[1], 1);
+		/* The shader's writes, made visible to the host's reads. */
+		vk->vkCmdPipelineBarrier(cmd,
+			VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+			VK_PIPELINE_STAGE_HOST_BIT, 0, 1,
+			&(VkMemoryBarrier){
+				.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+				.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
+				.dstAccessMask = VK_ACCESS_HOST_READ_BIT,
+			}, 0, NULL, 0, NULL);
+		what = "vkEndCommandBuffer";
+		r = vk->vkEndCommandBuffer(cmd);
+	}
+	/* Submission makes earlier host writes visible to the device. */
+	if (r == VK_SUCCESS) {
+		what = "vkQueueSubmit";
+		r = vk->vkQueueSubmit(vk->queue, 1, &(VkSubmitInfo){
+			.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+			.commandBufferCount = 1,
+			.pCommandBuffers = &cmd,
+		}, vk->fence);
+	}
+	if (r == VK_SUCCESS) {
+		what = "vkWaitForFences";
+		r = vk->vkWaitForFences(vk->dev, 1, &vk->fence, VK_TRUE,
+					UINT64_MAX);
+		vk->vkResetFences(vk->dev, 1, &vk->fence);
+	}
+	pthread_mutex_unlock(&vk->lock);
+	return r == VK_SUCCESS ? 0 : gpubuf_vk_fail(r, what);
+}
+
+static uint32_t gpubuf_vk_groups(uint64_t items, uint64_t per, uint32_t max)
+{
+	return (uint32_t)gpubuf_kargs_blocks(items, per, max ? max : 1);
+}
+
+GPUBUF_EXPORT int gpubuf_vk_gemv(double alpha,
+				 const struct gpubuf_vk_matrix *a,
+				 const struct gpubuf_vk_matrix *x, double beta,
+				 const struct gpubuf_vk_matrix *y)
+{
+	GPUBUF_KEEP_ERRNO;
+	struct gpubuf_kmat ka, kx, ky;
+	struct gpubuf_gemv_args g;
+	uint32_t groups[2];
+	bool f64;
+	int err;
+
+	gpubuf_error_clear();
+	err = gpubuf_vk_same("gpubuf_vk_gemv", a, x, y);
+	if (!err)
+		err = gpubuf_kargs_gemv("gpubuf_vk_gemv", alpha,
+					gpubuf_kmat_vk(a, &ka),
+					gpubuf_kmat_vk(x, &kx), beta,
+					gpubuf_kmat_vk(y, &ky), &g);
+	if (err || !g.m)
+		return err;
+	f64 = a->dtype == GPUBUF_DTYPE_F64;
+	gpubuf_vk_scalar(&g.alpha, f64);
+	gpubuf_vk_scalar(&g.beta, f64);
+	groups[0] = gpubuf_vk_groups(g.m, GPUBUF_VK_GEMV_GROUP,
+				     a->vk->max_groups[0]);
+	groups[1] = 1;
+	return gpubuf_vk_dispatch(a->vk, f64 ? GPUBUF_VK_GEMV_F64 :
+				  GPUBUF_VK_GEMV_F32, &g, sizeof(g), groups);
+}
+
+GPUBUF_EXPORT int gpubuf_vk_gemm(double alpha,
+				 const struct gpubuf_vk_matrix *a,
+				 const struct gpubuf_vk_matrix *b, double beta,
+				 const struct gpubuf_vk_matrix *c)
+{
+	GPUBUF_KEEP_ERRNO;
+	struct gpubuf_kmat ka, kb, kc;
+	struct gpubuf_gemm_args g;
+	uint32_t groups[2];
+	bool f64;
+	int err;
+
+	gpubuf_error_clear();
+	err = gpubuf_vk_same("gpubuf_vk_gemm", a, b, c);
+	if (!err)
+		err = gpubuf_kargs_gemm("gpubuf_vk_gemm", alpha,
+					gpubuf_kmat_vk(a, &ka),
+					gpubuf_kmat_vk(b, &kb), beta,
+					gpubuf_kmat_vk(c, &kc), &g);
+	if (err || !g.m || !g.n)
+		return err;
+	f64 = a->dtype == GPUBUF_DTYPE_F64;
+	gpubuf_vk_scalar(&g.alpha, f64);
+	gpubuf_vk_scalar(&g.beta, f64);
+	/* Column tiles on x, row tiles on y; the shader strides the rest. */
+	groups[0] = gpubuf_vk_groups(g.n, GPUBUF_VK_GEMM_TILE,
+				     a->vk->max_groups[0]);
+	groups[1] = gpubuf_vk_groups(g.m, GPUBUF_VK_GEMM_TILE,
+				     a->vk->max_groups[1]);
+	return gpubuf_vk_dispatch(a->vk, f64 ? GPUBUF_VK_GEMM_F64 :
+				  GPUBUF_VK_GEMM_F32, &g, sizeof(g), groups);
+}
+
+#else /* no Vulkan, or no SPIR-V compiled at build time */
+
+#ifdef GPUBUF_HAVE_VULKAN
+/* Devices open without kernels; the calls say why. */
+int gpubuf_vk_kernels_init(struct gpubuf_vk *vk)
+{
+	snprintf(vk->no_kernels, sizeof(vk->no_kernels),
+		 "libgpubuf was built without glslangValidator: no Vulkan kernels");
+	return 0;
+}
+
+void gpubuf_vk_kernels_fini(struct gpubuf_vk *vk)
+{
+	(void)vk;
+}
+#endif
+
+static int gpubuf_vk_no_kernels(void)
+{
+#ifdef GPUBUF_HAVE_VULKAN
+	gpubuf_error_set("libgpubuf was built without glslangValidator: no Vulkan kernels");
+#else
+	gpubuf_error_set("libgpubuf was built without Vulkan support");
+#endif
+	return -EOPNOTSUPP;
+}
+
+/* The same argument errors as a full build, then the missing kernels. */
+GPUBUF_EXPORT int gpubuf_vk_gemv(double alpha,
+				 const struct gpubuf_vk_matrix *a,
+				 const struct gpubuf_vk_matrix *x, double beta,
+				 const struct gpubuf_vk_matrix *y)
+{
+	GPUBUF_KEEP_ERRNO;
+	struct gpubuf_kmat ka, kx, ky;
+	struct gpubuf_gemv_args g;
+	int err;
+
+	gpubuf_error_clear();
+	err = gpubuf_vk_same("gpubuf_vk_gemv", a, x, y);
+	if (!err)
+		err = gpubuf_kargs_gemv("gpubuf_vk_gemv", alpha,
+					gpubuf_kmat_vk(a, &ka),
+					gpubuf_kmat_vk(x, &kx), beta,
+					gpubuf_kmat_vk(y, &ky), &g);
+	return err ? err : gpubuf_vk_no_kernels();
+}
+
+GPUBUF_EXPORT int gpubuf_vk_gemm(double alpha,
+				 const struct gpubuf_vk_matrix *a,
+				 const struct gpubuf_vk_matrix *b, double beta,
+				 const struct gpubuf_vk_matrix *c)
+{
+	GPUBUF_KEEP_ERRNO;
+	struct gpubuf_kmat ka, kb, kc;
+	struct gpubuf_gemm_args g;
+	int err;
+
+	gpubuf_error_clear();
+	err = gpubuf_vk_same("gpubuf_vk_gemm", a, b, c);
+	if (!err)
+		err = gpubuf_kargs_gemm("gpubuf_vk_gemm", alpha,
+					gpubuf_kmat_vk(a, &ka),
+					gpubuf_kmat_vk(b, &kb), beta,
+					gpubuf_kmat_vk(c, &kc), &g);
+	return err ? err : gpubuf_vk_no_kernels();
+}
+
+#endif

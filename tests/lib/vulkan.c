@@ -1,0 +1,525 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Description: the Vulkan layer. Without a device, every entry point
+ * refuses bad arguments and says why it cannot run. With one (Mesa's
+ * lavapipe here: a real Vulkan driver that runs on the CPU, not a GPU),
+ * buffers are imported in place, counted and released, and the library's
+ * GEMV/GEMM shaders run on the imported memory: f32 and f64, every layout
+ * of every operand, padded ld, sub-views, ragged sizes, k = 0, beta = 0
+ * over NaN, alpha = 0 over NaN inputs, checked against a double
+ * reference; padding (NaN) is never written. One device runs with the
+ * validation layer, which must report nothing.
+ */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "tap.h"
+#include "gemm_ref.h"
+
+/* The first device, with the validation layer where it is installed. */
+static struct gpubuf_vk *t_vk(unsigned int flags)
+{
+	struct gpubuf_vk *vk = NULL;
+	int err = gpubuf_vk_open(0, flags, &vk);
+
+	if (err) {
+		printf("# gpubuf_vk_open(0, %#x): %s: %s\n", flags,
+		       strerror(-err), gpubuf_last_error());
+		return NULL;
+	}
+	return vk;
+}
+
+static int bad_arguments_are_einval(void)
+{
+	struct gpubuf_vk_matrix v = { 0 };
+	struct gpubuf_vk *vk = (struct gpubuf_vk *)&v;
+	struct gpubuf_vk_device d = { .size = sizeof(d) };
+	struct gpubuf_vk_memory mem;
+	struct gpubuf_vk_info info;
+
+	T_EQ(gpubuf_vk_open(0, 0, NULL), -EINVAL);
+	T_EQ(gpubuf_vk_open(0, ~0u, &vk), -EINVAL);
+	T_EQ(gpubuf_vk_wrap(NULL, &vk), -EINVAL);
+	T_EQ(gpubuf_vk_wrap(&d, NULL), -EINVAL);
+	T_EQ(gpubuf_vk_wrap(&d, &vk), -EINVAL);		/* no handles */
+	T_EQ(gpubuf_vk_info(NULL, &info), -EINVAL);
+	T_EQ(gpubuf_vk_import(NULL, NULL, &mem), -EINVAL);
+	T_EQ(gpubuf_vk_release(NULL, NULL), -EINVAL);
+	T_EQ(gpubuf_vk_matrix_view(NULL, NULL, &v), -EINVAL);
+	T_EQ(gpubuf_vk_gemv(1, NULL, &v, 0, &v), -EINVAL);
+	T_EQ(gpubuf_vk_gemm(1, &v, &v, 0, NULL), -EINVAL);
+	gpubuf_vk_close(NULL);
+	return T_PASS;
+}
+
+static int no_such_device_is_enodev(void)
+{
+	struct gpubuf_vk *vk = NULL;
+	int err = gpubuf_vk_open(-1, 0, &vk);
+
+	/* Without Vulkan support the build says so first. */
+	T_CHECK(err == -ENODEV || err == -EOPNOTSUPP);
+	T_CHECK(gpubuf_last_error()[0]);
+	T_CHECK(vk == NULL);
+	if (err == -ENODEV) {
+		T_EQ(gpubuf_vk_open(1000, 0, &vk), -ENODEV);
+		T_CHECK(strstr(gpubuf_last_error(), "Vulkan") != NULL);
+	}
+	return T_PASS;
+}
+
+static int device_says_what_it_can(void)
+{
+	struct gpubuf_vk *vk = t_vk(0);
+	struct gpubuf_vk_info info;
+
+	T_CHECK(vk);
+	T_EQ(gpubuf_vk_info(vk, &info), 0);
+	printf("# %s: type %u, Vulkan %u.%u, features %#x, host import unit %llu\n",
+	       info.name, info.device_type, info.api_version >> 22,
+	       (info.api_version >> 12) & 0x3ff, info.features,
+	       (unsigned long long)info.host_import_align);
+	T_CHECK(info.name[0]);
+	T_CHECK(info.api_version >= (1u << 22 | 2u << 12));
+	T_CHECK(info.features & (GPUBUF_VK_FEATURE_HOST_IMPORT |
+				 GPUBUF_VK_FEATURE_DMA_BUF_IMPORT));
+	T_EQ(info.validation_errors, 0);
+	gpubuf_vk_close(vk);
+	return T_PASS;
+}
+
+/*
+ * One record per (buffer, device), counted; the view of a buffer not
+ * imported is -ENXIO; the last unref releases what is left, and the device
+ * outlives its close while imports stand.
+ */
+static int import_counts_and_releases(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_vk *vk = t_vk(0);
+	struct gpubuf_vk_memory m1, m2;
+	struct gpubuf_vk_matrix v;
+	struct gpubuf_matrix m;
+
+	T_CHECK(vk);
+	T_EQ(gpubuf_matrix_alloc(ctx, GPUBUF_DTYPE_F32, 64, 64,
+				 GPUBUF_ROW_MAJOR, 0, &m), 0);
+	T_EQ(gpubuf_vk_matrix_view(&m, vk, &v), -ENXIO);
+	T_CHECK(strstr(gpubuf_last_error(), "not imported"));
+	T_EQ(gpubuf_vk_release(m.buf, vk), -ENXIO);
+	T_EQ(gpubuf_vk_import(m.buf, vk, &m1), 0);
+	printf("# imported as %s, memory type %u\n",
+	       m1.import == GPUBUF_VK_IMPORT_DMA_BUF ? "a dma-buf" :
+	       "host memory", m1.memory_type);
+	T_CHECK(m1.buffer && m1.memory && m1.address);
+	T_EQ(m1.size, gpubuf_size(m.buf));
+	/* The memfd backend has no dma-buf: host memory it is. */
+	if (gpubuf_fd(m.buf) < 0)
+		T_EQ(m1.import, GPUBUF_VK_IMPORT_HOST_POINTER);
+	T_EQ(gpubuf_vk_import(m.buf, vk, &m2), 0);
+	T_CHECK(memcmp(&m1, &m2, sizeof(m1)) == 0);
+	T_EQ(gpubuf_vk_matrix_view(&m, vk, &v), 0);
+	T_EQ(v.address, m1.address);
+	T_CHECK(v.vk == vk && v.rows == 64 && v.ld == m.ld);
+	T_EQ(gpubuf_vk_release(m.buf, vk), 0);
+	T_EQ(gpubuf_vk_release(m.buf, vk), 0);
+	T_EQ(gpubuf_vk_release(m.buf, vk), -ENXIO);
+	/* Imported again, then left to the last unref, after the close. */
+	T_EQ(gpubuf_vk_import(m.buf, vk, &m1), 0);
+	gpubuf_vk_close(vk);
+	gpubuf_matrix_release(&m);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+/* Elements of a view start at byte offsets its dtype can address. */
+static int misaligned_view_refused(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_vk *vk = t_vk(0);
+	struct gpubuf_vk_matrix a, x, y;
+	struct gpubuf_vk_memory mem;
+	struct gpubuf_matrix m, odd;
+	struct gpubuf *buf;
+
+	T_CHECK(vk);
+	T_EQ(gpubuf_alloc(ctx, 1 << 16, NULL, &buf), 0);
+	T_EQ(gpubuf_vk_import(buf, vk, &mem), 0);
+	T_EQ(gpubuf_matrix_view(buf, 0, GPUBUF_DTYPE_F32, 8, 8, 8,
+				GPUBUF_ROW_MAJOR, &m), 0);
+	T_EQ(gpubuf_vk_matrix_view(&m, vk, &a), 0);
+	T_EQ(gpubuf_vk_matrix_view(&m, vk, &y), 0);
+	/* A view struct filled in by hand, two bytes off. */
+	x = a;
+	x.address += 2;
+	x.cols = 1;
+	T_EQ(gpubuf_vk_gemv(1, &a, &x, 0, &y), -EINVAL);
+	T_CHECK(strstr(gpubuf_last_error(), "gpubuf_vk_gemv"));
+	/* gpubuf_matrix_view() itself refuses such an offset. */
+	T_EQ(gpubuf_matrix_view(buf, 2, GPUBUF_DTYPE_F32, 8, 1, 1,
+				GPUBUF_COL_MAJOR, &odd), -EINVAL);
+	gpubuf_unref(buf);
+	gpubuf_vk_close(vk);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+/* A quiet NaN in every element of a parent: padding must keep it. */
+static void t_fill_nan(const struct gpubuf_matrix *p)
+{
+	for (size_t r = 0; r < p->rows; r++)
+		for (size_t c = 0; c < p->cols; c++)
+			gpubuf_matrix_set(p, r, c, NAN);
+}
+
+/* Every element of parent p outside sub-view s is still NaN. */
+static int t_padding_kept(const struct gpubuf_matrix *p,
+			  const struct gpubuf_matrix *s, size_t r0, size_t c0)
+{
+	for (size_t r = 0; r < p->rows; r++)
+		for (size_t c = 0; c < p->cols; c++) {
+			bool inside = r >= r0 && r < r0 + s->rows &&
+				      c >= c0 && c < c0 + s->cols;
+
+			if (!inside && !isnan(t_get(p, r, c))) {
+				printf("# padding (%zu,%zu) written: %g\n", r,
+				       c, t_get(p, r, c));
+				return 0;
+			}
+		}
+	return 1;
+}
+
+struct t_gemm {
+	enum gpubuf_dtype dt;
+	struct t_shape sh;
+	unsigned int layouts;	/* bit 0: A col-major, 1: B, 2: C */
+	bool transpose_a;	/* A given as the transpose of a k x m view */
+	double alpha, beta;
+};
+
+/* A's operand view: a sub-view, or the transpose of a k x m sub-view. */
+static int t_operand_a(struct gpubuf_ctx *ctx, const struct t_gemm *g,
+		       struct gpubuf_matrix *parent, struct gpubuf_matrix *a)
+{
+	struct gpubuf_matrix t;
+
+	if (!g->transpose_a)
+		return t_sub_alloc(ctx, g->dt, g->sh.m, g->sh.k,
+				   g->layouts & 1, parent, a);
+	T_EQ(t_sub_alloc(ctx, g->dt, g->sh.k, g->sh.m, g->layouts & 1,
+			 parent, &t), 0);
+	return gpubuf_matrix_transpose(&t, a);
+}
+
+static int t_gemm_run(struct gpubuf_ctx *ctx, struct gpubuf_vk *vk,
+		      const struct t_gemm *g)
+{
+	struct gpubuf_matrix pa, pb, pc, a, b, c;
+	struct gpubuf_vk_matrix va, vb, vc;
+	struct gpubuf_vk_memory mem;
+	int bad = 0;
+
+	T_EQ(t_operand_a(ctx, g, &pa, &a), 0);
+	T_EQ(t_sub_alloc(ctx, g->dt, g->sh.k, g->sh.n, (g->layouts >> 1) & 1,
+			 &pb, &b), 0);
+	T_EQ(t_sub_alloc(ctx, g->dt, g->sh.m, g->sh.n, (g->layouts >> 2) & 1,
+			 &pc, &c), 0);
+	t_fill_nan(&pa);
+	t_fill_nan(&pb);
+	t_fill_nan(&pc);
+	/* alpha = 0 must not read A or B, beta = 0 must not read C. */
+	if (g->alpha != 0) {
+		t_fill(&a, 1);
+		t_fill(&b, 2);
+	}
+	if (g->beta != 0)
+		t_fill(&c, 3);
+	T_EQ(gpubuf_vk_import(pa.buf, vk, &mem), 0);
+	T_EQ(gpubuf_vk_import(pb.buf, vk, &mem), 0);
+	T_EQ(gpubuf_vk_import(pc.buf, vk, &mem), 0);
+	T_EQ(gpubuf_vk_matrix_view(&a, vk, &va), 0);
+	T_EQ(gpubuf_vk_matrix_view(&b, vk, &vb), 0);
+	T_EQ(gpubuf_vk_matrix_view(&c, vk, &vc), 0);
+	T_EQ(gpubuf_vk_gemm(g->alpha, &va, &vb, g->beta, &vc), 0);
+	for (size_t i = 0; i < g->sh.m && !bad; i++)
+		for (size_t j = 0; j < g->sh.n && !bad; j++) {
+			double ref = 0, mag = 0;
+			double c0 = g->beta != 0 ? t_val(i, j, 3) : 0;
+
+			for (size_t p = 0; p < g->sh.k && g->alpha != 0; p++) {
+				double ab = t_val(i, p, 1) * t_val(p, j, 2);
+
+				ref += ab;
+				mag += fabs(ab);
+			}
+			ref = g->alpha * ref + g->beta * c0;
+			mag = fabs(g->alpha) * mag + fabs(g->beta * c0);
+			if (!t_close(t_get(&c, i, j), ref, mag, g->sh.k,
+				     g->dt)) {
+				printf("# C(%zu,%zu) = %.17g, expected %.17g\n",
+				       i, j, t_get(&c, i, j), ref);
+				bad = 1;
+			}
+		}
+	if (!bad)
+		bad = !t_padding_kept(&pc, &c, 2, 3);
+	gpubuf_matrix_release(&pa);
+	gpubuf_matrix_release(&pb);
+	gpubuf_matrix_release(&pc);
+	return bad ? T_FAIL : T_PASS;
+}
+
+static int gemm_every_layout_matches_reference(void)
+{
+	static const struct t_shape shapes[] = {
+		{ 37, 45, 53 }, { 64, 32, 96 }, { 1, 1, 1 }, { 17, 33, 0 },
+		{ 5, 70, 3 },
+	};
+	static const double ab[][2] = {
+		{ 1.25, -0.5 }, { 0.75, 0 }, { 0, 2.0 },
+	};
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_vk *vk = t_vk(0);
+	struct gpubuf_vk_info info;
+	int cases = 0;
+
+	T_CHECK(vk);
+	T_EQ(gpubuf_vk_info(vk, &info), 0);
+	for (int d = 0; d < 2; d++) {
+		enum gpubuf_dtype dt = d ? GPUBUF_DTYPE_F64 : GPUBUF_DTYPE_F32;
+
+		if (d && !(info.features & GPUBUF_VK_FEATURE_FLOAT64)) {
+			printf("# %s has no shaderFloat64: f32 only\n",
+			       info.name);
+			continue;
+		}
+		for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++)
+			for (unsigned int l = 0; l < 16; l++)
+				for (size_t x = 0; x < 3; x++) {
+					struct t_gemm g = {
+						dt, shapes[s], l & 7, l >> 3,
+						ab[x][0], ab[x][1],
+					};
+
+					/* alpha/beta variants on one layout. */
+					if (x && l)
+						continue;
+					if (t_gemm_run(ctx, vk, &g) != T_PASS) {
+						printf("# dtype %d, %zux%zux%zu, layouts %u, transposed A %d, alpha %g, beta %g\n",
+						       dt, g.sh.m, g.sh.n,
+						       g.sh.k, g.layouts,
+						       g.transpose_a, g.alpha,
+						       g.beta);
+						return T_FAIL;
+					}
+					cases++;
+				}
+	}
+	printf("# %d GEMM cases on %s\n", cases, info.name);
+	gpubuf_vk_close(vk);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+static int t_gemv_run(struct gpubuf_ctx *ctx, struct gpubuf_vk *vk,
+		      enum gpubuf_dtype dt, size_t m, size_t k,
+		      enum gpubuf_layout la, double alpha, double beta)
+{
+	struct gpubuf_matrix pa, px, py, a, x, y;
+	struct gpubuf_vk_matrix va, vx, vy;
+	struct gpubuf_vk_memory mem;
+	int bad = 0;
+
+	T_EQ(t_sub_alloc(ctx, dt, m, k, la, &pa, &a), 0);
+	/* x a column of a column-major matrix, y a row of a row-major one. */
+	T_EQ(t_sub_alloc(ctx, dt, k, 1, GPUBUF_COL_MAJOR, &px, &x), 0);
+	T_EQ(t_sub_alloc(ctx, dt, 1, m, GPUBUF_ROW_MAJOR, &py, &y), 0);
+	t_fill_nan(&pa);
+	t_fill_nan(&px);
+	t_fill_nan(&py);
+	if (alpha != 0) {
+		t_fill(&a, 4);
+		t_fill(&x, 5);
+	}
+	if (beta != 0)
+		t_fill(&y, 6);
+	T_EQ(gpubuf_vk_import(pa.buf, vk, &mem), 0);
+	T_EQ(gpubuf_vk_import(px.buf, vk, &mem), 0);
+	T_EQ(gpubuf_vk_import(py.buf, vk, &mem), 0);
+	T_EQ(gpubuf_vk_matrix_view(&a, vk, &va), 0);
+	T_EQ(gpubuf_vk_matrix_view(&x, vk, &vx), 0);
+	T_EQ(gpubuf_vk_matrix_view(&y, vk, &vy), 0);
+	T_EQ(gpubuf_vk_gemv(alpha, &va, &vx, beta, &vy), 0);
+	for (size_t i = 0; i < m && !bad; i++) {
+		double ref = 0, mag = 0, y0 = beta != 0 ? t_val(0, i, 6) : 0;
+
+		for (size_t p = 0; p < k && alpha != 0; p++) {
+			ref += t_val(i, p, 4) * t_val(p, 0, 5);
+			mag += fabs(t_val(i, p, 4) * t_val(p, 0, 5));
+		}
+		ref = alpha * ref + beta * y0;
+		mag = fabs(alpha) * mag + fabs(beta * y0);
+		if (!t_close(t_get(&y, 0, i), ref, mag, k, dt)) {
+			printf("# y(%zu) = %.17g, expected %.17g\n", i,
+			       t_get(&y, 0, i), ref);
+			bad = 1;
+		}
+	}
+	if (!bad)
+		bad = !t_padding_kept(&py, &y, 2, 3);
+	gpubuf_matrix_release(&pa);
+	gpubuf_matrix_release(&px);
+	gpubuf_matrix_release(&py);
+	return bad ? T_FAIL : T_PASS;
+}
+
+static int gemv_both_layouts_match_reference(void)
+{
+	static const struct { size_t m, k; double alpha, beta; } cases[] = {
+		{ 300, 177, -0.75, 2.0 }, { 3, 1025, 1, 0 }, { 129, 1, 2, 0.5 },
+		{ 65, 0, 1, -1 }, { 40, 40, 0, 3 },
+	};
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_vk *vk = t_vk(0);
+	struct gpubuf_vk_info info;
+	int n = 0;
+
+	T_CHECK(vk);
+	T_EQ(gpubuf_vk_info(vk, &info), 0);
+	for (int d = 0; d < 2; d++) {
+		enum gpubuf_dtype dt = d ? GPUBUF_DTYPE_F64 : GPUBUF_DTYPE_F32;
+
+		if (d && !(info.features & GPUBUF_VK_FEATURE_FLOAT64))
+			continue;
+		for (int l = 0; l < 2; l++)
+			for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]);
+			     c++) {
+				if (t_gemv_run(ctx, vk, dt, cases[c].m,
+					       cases[c].k, l, cases[c].alpha,
+					       cases[c].beta) != T_PASS) {
+					printf("# dtype %d, %zux%zu, layout %d\n",
+					       dt, cases[c].m, cases[c].k, l);
+					return T_FAIL;
+				}
+				n++;
+			}
+	}
+	printf("# %d GEMV cases\n", n);
+	gpubuf_vk_close(vk);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+/* The same GEMM under the validation layer: no error reported. */
+static int validation_layer_reports_nothing(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_vk *vk = t_vk(GPUBUF_VK_OPEN_VALIDATION);
+	struct t_gemm g = { GPUBUF_DTYPE_F32, { 33, 20, 17 }, 5, true, 1, 1 };
+	struct gpubuf_vk_info info;
+
+	T_CHECK(vk);
+	T_EQ(t_gemm_run(ctx, vk, &g), T_PASS);
+	T_EQ(t_gemv_run(ctx, vk, GPUBUF_DTYPE_F32, 70, 30, GPUBUF_COL_MAJOR,
+			1, 1), T_PASS);
+	T_EQ(gpubuf_vk_info(vk, &info), 0);
+	T_EQ(info.validation_errors, 0);
+	gpubuf_vk_close(vk);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+struct t_thread {
+	struct gpubuf_ctx *ctx;
+	struct gpubuf_vk *vk;
+	pthread_t id;
+	int result;
+};
+
+static void *t_gemm_thread(void *arg)
+{
+	struct t_thread *t = arg;
+	struct t_gemm g = { GPUBUF_DTYPE_F32, { 20, 24, 28 }, 0, false, 1, 1 };
+
+	t->result = T_PASS;
+	for (int i = 0; i < 8 && t->result == T_PASS; i++) {
+		g.layouts = (unsigned int)i & 7;
+		t->result = t_gemm_run(t->ctx, t->vk, &g);
+	}
+	return NULL;
+}
+
+/* Threads share one device: its queue and command buffer are locked. */
+static int threads_share_a_device(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_vk *vk = t_vk(0);
+	struct t_thread t[4];
+
+	T_CHECK(vk);
+	for (int i = 0; i < 4; i++) {
+		t[i] = (struct t_thread){ .ctx = ctx, .vk = vk };
+		T_EQ(pthread_create(&t[i].id, NULL, t_gemm_thread, &t[i]), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		T_EQ(pthread_join(t[i].id, NULL), 0);
+		T_EQ(t[i].result, T_PASS);
+	}
+	gpubuf_vk_close(vk);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+/* A read-only view cannot be an output; operands of two devices neither. */
+static int outputs_checked(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_vk *vk = t_vk(0), *vk2 = t_vk(0);
+	struct gpubuf_vk_matrix a, b, c;
+	struct gpubuf_vk_memory mem;
+	struct gpubuf_matrix m;
+
+	T_CHECK(vk && vk2);
+	T_EQ(gpubuf_matrix_alloc(ctx, GPUBUF_DTYPE_F32, 8, 8,
+				 GPUBUF_ROW_MAJOR, 0, &m), 0);
+	T_EQ(gpubuf_vk_import(m.buf, vk, &mem), 0);
+	T_EQ(gpubuf_vk_import(m.buf, vk2, &mem), 0);
+	T_EQ(gpubuf_vk_matrix_view(&m, vk, &a), 0);
+	T_EQ(gpubuf_vk_matrix_view(&m, vk2, &b), 0);
+	c = a;
+	c.flags |= GPUBUF_VK_MATRIX_READ_ONLY;
+	T_EQ(gpubuf_vk_gemm(1, &a, &a, 0, &c), -EROFS);
+	T_EQ(gpubuf_vk_gemm(1, &a, &b, 0, &a), -EINVAL);
+	T_CHECK(strstr(gpubuf_last_error(), "different Vulkan devices"));
+	c.vk = NULL;
+	T_EQ(gpubuf_vk_gemm(1, &c, &a, 0, &a), -EINVAL);
+	gpubuf_vk_close(vk2);
+	gpubuf_vk_close(vk);
+	gpubuf_matrix_release(&m);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+int main(void)
+{
+	static const struct t_test tests[] = {
+		T_TEST(bad_arguments_are_einval),
+		T_TEST(no_such_device_is_enodev),
+		T_TEST_ON(T_VULKAN, device_says_what_it_can),
+		T_TEST_ON(T_VULKAN, import_counts_and_releases),
+		T_TEST_ON(T_VULKAN, misaligned_view_refused),
+		T_TEST_ON(T_VULKAN, outputs_checked),
+		T_TEST_ON(T_VULKAN, gemv_both_layouts_match_reference),
+		T_TEST_ON(T_VULKAN, gemm_every_layout_matches_reference),
+		T_TEST_ON(T_VULKAN, validation_layer_reports_nothing),
+		T_TEST_ON(T_VULKAN, threads_share_a_device),
+	};
+
+	return t_run(tests, sizeof(tests) / sizeof(tests[0]));
+}
