@@ -135,6 +135,10 @@ demo     pkg linux-image-amd64
 demo     pkg qemu-system-x86
 demo     pkg busybox-static
 demo     pkg cpio
+demo     pkg libvulkan-dev    the vulkan mode's headers
+demo     pkg glslang-tools    libgpubuf's Vulkan shaders
+demo     pkg spirv-tools
+demo     pkg mesa-vulkan-drivers lavapipe: a Vulkan device where there is no GPU
 demo     cmd qemu-system-x86_64 busybox cpio gzip
 # make fuzz, make stress: gpubuf.ko, the test modules and the fuzzer or
 # the stress test (kselftest programs) in the QEMU guest, as make check

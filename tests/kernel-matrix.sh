@@ -103,8 +103,12 @@ for suite in "$@"; do
 		continue
 	fi
 	# The library with this suite's toolchain; apt is a no-op once installed.
+	# With the suite's Vulkan: its lavapipe imports dma-bufs from Mesa 24.1
+	# on (trixie, sid), which bookworm's cannot.
 	chroot "$root" sh -c "apt-get install -y -qq --no-install-recommends \
-		gcc g++ libc6-dev libdlpack-dev libdrm-dev pkgconf python3" >"$log.lib" 2>&1
+		gcc g++ libc6-dev libdlpack-dev libdrm-dev pkgconf python3 \
+		libvulkan-dev glslang-tools spirv-tools mesa-vulkan-drivers \
+		vulkan-validationlayers" >"$log.lib" 2>&1
 	# libgpubuf uses DLPack 0.6's names; a suite with an older dlpack.h
 	# (bullseye: 0.2) gets bookworm's header package, headers only.
 	dlpack_note=
@@ -126,9 +130,24 @@ for suite in "$@"; do
 	grep -h '^#define' "$root/src/kmod/gpubuf_compat_probed.h" | sed "s/^/# $suite: /"
 	python_suite
 
+	# The suite's own Vulkan test program (built by the check above) in
+	# the guest too, chrooted into the suite's root on the host's root
+	# file system: module buffers imported as dma-bufs where its lavapipe
+	# takes them.
+	suite_tests=$matrix/tests-$suite
+	rm -rf "$suite_tests"
+	mkdir -p "$suite_tests"
+	cp "$tests_dir"/* "$suite_tests/"
+	if [ -x "$root/src/libgpubuf/build/tests/vulkan" ] &&
+		[ "${GPUBUF_VM_HOST_ROOT:-}" = 1 ]; then
+		printf '%s\n' '#!/bin/sh' \
+			"GPUBUF_HOST_SUBROOT=$root exec /gpubuf/host-run /src/libgpubuf/build/tests/vulkan" \
+			>"$suite_tests/59-lib-vulkan-$suite"
+		chmod +x "$suite_tests/59-lib-vulkan-$suite"
+	fi
 	GPUBUF_VM_SYSROOT=$root GPUBUF_VM_KO_DIR=$root/src \
 		GPUBUF_VM_OUT=$matrix/vm-$suite \
-		"$top/tests/vm/run.sh" "$kdir" "$tests_dir" >"$log.tap" 2>"$log.vm"
+		"$top/tests/vm/run.sh" "$kdir" "$suite_tests" >"$log.tap" 2>"$log.vm"
 	if ! grep -q '^1\.\.[0-9]' "$log.tap"; then
 		emit 0 "$suite: the guest run produced no results" "$log.vm"
 		continue

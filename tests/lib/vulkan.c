@@ -10,12 +10,16 @@
  * reference; padding (NaN) is never written. One device runs with the
  * validation layer, which must report nothing.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include "tap.h"
 #include "gemm_ref.h"
@@ -93,6 +97,81 @@ static int device_says_what_it_can(void)
 	return T_PASS;
 }
 
+static int t_dmabuf_device(struct gpubuf_vk *vk)
+{
+	struct gpubuf_vk_info info;
+
+	return gpubuf_vk_info(vk, &info) == 0 &&
+	       (info.features & GPUBUF_VK_FEATURE_DMA_BUF_IMPORT);
+}
+
+/* Open file descriptors of this process. */
+static int t_open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1;	/* opendir's own */
+}
+
+/*
+ * A dma-buf import that fails leaves the fd with the caller by the spec,
+ * and lavapipe closes it anyway: the library imports a dup and closes it
+ * only if it still names the buffer. A read-only dma-buf, which lavapipe
+ * maps for writing (and cannot), fails that way; the buffer then goes in
+ * as host memory, and no fd is leaked or closed twice.
+ */
+static int dmabuf_import_failure_keeps_fds(void)
+{
+	struct gpubuf_alloc ga = {
+		.size = 1 << 16,
+		.fd_flags = O_RDONLY | O_CLOEXEC,
+		.numa_node = GPUBUF_NUMA_ANY,
+	};
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_vk *vk = t_vk(0);
+	struct gpubuf_vk_memory mem;
+	struct gpubuf *buf;
+	int dev, before, err;
+
+	T_CHECK(vk);
+	if (!t_dmabuf_device(vk)) {
+		gpubuf_vk_close(vk);
+		gpubuf_close(ctx);
+		return t_skip("the device takes no dma-bufs (lavapipe before Mesa 24.1)");
+	}
+	dev = open(GPUBUF_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	T_CHECK(dev >= 0);
+	T_EQ(ioctl(dev, GPUBUF_IOC_ALLOC, &ga), 0);
+	close(dev);
+	T_EQ(gpubuf_import(ctx, ga.fd, &buf), 0);
+	close(ga.fd);
+	T_EQ(gpubuf_is_readonly(buf), 1);
+	before = t_open_fds();
+	err = gpubuf_vk_import(buf, vk, &mem);
+	printf("# read-only dma-buf: %s%s%s\n", err ? strerror(-err) :
+	       mem.import == GPUBUF_VK_IMPORT_DMA_BUF ? "imported as a dma-buf" :
+	       "imported as host memory", err ? ": " : "",
+	       err ? gpubuf_last_error() : "");
+	/* The buffer's own fd is still there, and nothing else was left. */
+	T_CHECK(fcntl(gpubuf_fd(buf), F_GETFD) >= 0);
+	if (!err && mem.import == GPUBUF_VK_IMPORT_HOST_POINTER)
+		T_EQ(t_open_fds(), before);
+	if (!err)
+		T_EQ(gpubuf_vk_release(buf, vk), 0);
+	T_EQ(t_open_fds(), before);
+	gpubuf_unref(buf);
+	gpubuf_vk_close(vk);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
 /*
  * One record per (buffer, device), counted; the view of a buffer not
  * imported is -ENXIO; the last unref releases what is left, and the device
@@ -121,6 +200,9 @@ static int import_counts_and_releases(void)
 	/* The memfd backend has no dma-buf: host memory it is. */
 	if (gpubuf_fd(m.buf) < 0)
 		T_EQ(m1.import, GPUBUF_VK_IMPORT_HOST_POINTER);
+	/* A module buffer goes in as its dma-buf where the device takes one. */
+	if (gpubuf_fd(m.buf) >= 0 && t_dmabuf_device(vk))
+		T_EQ(m1.import, GPUBUF_VK_IMPORT_DMA_BUF);
 	T_EQ(gpubuf_vk_import(m.buf, vk, &m2), 0);
 	T_CHECK(memcmp(&m1, &m2, sizeof(m1)) == 0);
 	T_EQ(gpubuf_vk_matrix_view(&m, vk, &v), 0);
@@ -513,6 +595,7 @@ int main(void)
 		T_TEST(no_such_device_is_enodev),
 		T_TEST_ON(T_VULKAN, device_says_what_it_can),
 		T_TEST_ON(T_VULKAN, import_counts_and_releases),
+		T_TEST_ON(T_MODULE, dmabuf_import_failure_keeps_fds),
 		T_TEST_ON(T_VULKAN, misaligned_view_refused),
 		T_TEST_ON(T_VULKAN, outputs_checked),
 		T_TEST_ON(T_VULKAN, gemv_both_layouts_match_reference),

@@ -380,6 +380,32 @@ for m in host alloc drm; do
 	exit_case bogus $m 1
 done
 
+# ---- vulkan: on whatever Vulkan device is here (lavapipe in CI) -------------
+run vulkan $bench vulkan --size 1M --reps 3 --warmup 0 --json
+if grep -q '"mode": "vulkan", "op": "all", "memory": "-", "status": "unavailable"' "$tmp/vulkan.out"; then
+	not_ok "gpubuf-bench vulkan runs: no Vulkan device (install mesa-vulkan-drivers)" "$tmp/vulkan.out"
+elif [ $have_py = 1 ]; then
+	check "gpubuf-bench vulkan: GEMV in place and after a copy, import cost, the ratio; a CPU device says it is not a GPU" \
+		"$tmp/vulkan.out" "$tmp/vulkan.err" -- sh -c "[ \$(cat '$tmp/vulkan.rc') = 0 ] &&
+		python3 - '$tmp/vulkan.out'" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+res = [r for r in d["results"] if r["mode"] == "vulkan"]
+info = [r for r in res if r["status"] == "info"]
+assert len(info) == 1, res
+ok = {(r["op"], r["memory"]) for r in res if r["status"] == "ok"}
+assert ok == {("gemv_inplace", "gpubuf"), ("gemv_copy", "device_copy"),
+              ("vk_import", "gpubuf")}, res
+assert all(r["ms"] > 0 for r in res if r["status"] == "ok"), res
+rat = d["ratios"]["gemv_inplace_vs_copy"]
+assert rat["status"] == "ok" and rat["pairs"] == 3 and rat["ratio"] > 0, rat
+if "llvmpipe" in info[0]["info"]:
+    assert "not a GPU" in info[0]["info"], info
+PY
+else
+	skip "gpubuf-bench vulkan" "python3 not found"
+fi
+
 # ---- gpubuf-info -----------------------------------------------------------
 run info $info
 check "gpubuf-info exits 0 and says the module is not loaded" "$tmp/info.out" -- \

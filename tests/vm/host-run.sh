@@ -16,8 +16,23 @@ if [ $# = 0 ]; then
 	echo "usage: host-run PROGRAM [ARG...]" >&2
 	exit 2
 fi
+# GPUBUF_HOST_SUBROOT=/path: a root file system inside the host's (a
+# debootstrapped suite of tests/kernel-matrix.sh) instead, with the guest's
+# /dev, /proc, /sys and /tmp mounted over its own (read-only) directories.
+root=/host
+if [ -n "${GPUBUF_HOST_SUBROOT:-}" ]; then
+	root=/host$GPUBUF_HOST_SUBROOT
+	if [ ! -d "$root/usr/bin" ]; then
+		echo "host-run: no root file system at $GPUBUF_HOST_SUBROOT on the host" >&2
+		exit 1
+	fi
+	grep -q " $root/proc " /proc/mounts ||
+		{ mount -t proc proc "$root/proc" && mount -o rbind /sys "$root/sys" &&
+		  mount -o rbind /dev "$root/dev" && mount -o bind /tmp "$root/tmp"; } ||
+		{ echo "host-run: cannot mount /proc, /sys, /dev, /tmp in $root" >&2; exit 1; }
+fi
 dir=$(pwd)
-[ -d "/host$dir" ] || dir=/
-exec chroot /host /usr/bin/env -C "$dir" \
+[ -d "$root$dir" ] || dir=/
+exec chroot "$root" /usr/bin/env -C "$dir" \
 	PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 	HOME=/tmp "$@"

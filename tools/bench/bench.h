@@ -19,7 +19,7 @@
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_UNSUPPORTED = 77 };
 
 enum bench_mode { MODE_HOST, MODE_ALLOC, MODE_DRM, MODE_CUDA, MODE_HSA,
-		  MODE_COUNT };
+		  MODE_VULKAN, MODE_COUNT };
 
 enum bench_format { FMT_TABLE, FMT_JSON, FMT_CSV };
 
@@ -174,6 +174,7 @@ int mode_alloc(struct bench *b);
 int mode_drm(struct bench *b);
 int mode_cuda(struct bench *b);
 int mode_hsa(struct bench *b);
+int mode_vulkan(struct bench *b);
 
 /* sysinfo for the header (header.c) */
 void header_collect(struct bench *b);

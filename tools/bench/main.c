@@ -17,6 +17,7 @@ static int (*const mode_fns[MODE_COUNT])(struct bench *) = {
 	[MODE_DRM] = mode_drm,
 	[MODE_CUDA] = mode_cuda,
 	[MODE_HSA] = mode_hsa,
+	[MODE_VULKAN] = mode_vulkan,
 };
 
 /*

@@ -15,6 +15,7 @@ static const char *const mode_names[MODE_COUNT] = {
 	[MODE_DRM] = "drm",
 	[MODE_CUDA] = "cuda",
 	[MODE_HSA] = "hsa",
+	[MODE_VULKAN] = "vulkan",
 };
 
 const char *mode_name(enum bench_mode m)
@@ -41,11 +42,15 @@ void bench_usage(FILE *f)
 "  hsa     on an AMD GPU agent: hsa_amd_memory_async_copy H2D/D2H from gpubuf\n"
 "          (locked), fine-grained system pool, pageable (lock + copy +\n"
 "          unlock per copy) and memfd memory; never run on AMD hardware\n"
+"  vulkan  on a Vulkan device (--device: its index): libgpubuf's GEMV on gpubuf\n"
+"          memory in place vs copy into device memory + GEMV; import cost\n"
+"          (Mesa's lavapipe is a CPU, not a GPU, and the output says so)\n"
 "\n"
 "options:\n"
 "  --sizes LIST       comma-separated sizes with K/M/G suffixes (powers of 1024)\n"
 "                     default: host 4K,16K,64K,256K,1M,4M,16M,64M,256M;\n"
-"                     alloc 64M,256M,1G,4G; drm 4K,64K,1M,16M,64M; cuda, hsa 512M\n"
+"                     alloc 64M,256M,1G,4G; drm 4K,64K,1M,16M,64M; cuda, hsa 512M;\n"
+"                     vulkan 16M\n"
 "  --size SIZE        one size, the same as --sizes SIZE (cuda, hsa: 512M)\n"
 "  --max-size SIZE    drop sizes above SIZE; a mode left with none uses\n"
 "                     SIZE itself (default: no limit)\n"

@@ -33,7 +33,8 @@ const char *result_metric(const struct result *r)
 /* The short "cuda: ..." form: a GPU mode's device or whole-mode row. */
 static int gpu_summary_row(const struct result *r)
 {
-	return (r->mode == MODE_CUDA || r->mode == MODE_HSA) &&
+	return (r->mode == MODE_CUDA || r->mode == MODE_HSA ||
+		r->mode == MODE_VULKAN) &&
 	       (r->status == RES_INFO ||
 		(r->status == RES_UNAVAILABLE && !r->size_bytes));
 }
@@ -104,6 +105,14 @@ static void table_mode_title(const struct bench *b, enum bench_mode m,
 		       "memory", "size", "value", "min", "max", "unit",
 		       "reps", "node");
 		break;
+	case MODE_VULKAN:
+		printf("# vulkan: libgpubuf's SPIR-V GEMV (f32, square A of the size shown) on gpubuf\n"
+		       "# memory in place vs A copied into device memory first; gpubuf_vk_import +\n"
+		       "# release; ms per operation, host-timed around synchronous calls\n");
+		printf("%-14s %-13s %10s %10s %10s %10s %-6s %4s %5s\n", "op",
+		       "memory", "size", "value", "min", "max", "unit",
+		       "reps", "node");
+		break;
 	default:
 		break;
 	}
@@ -162,7 +171,8 @@ static void table_row(const struct result *r)
 	else if (r->mode == MODE_DRM)
 		printf("%-20s %10s %10.0f %10.0f %10.0f %5d\n", r->op, sz,
 		       r->med, r->min, r->max, r->reps);
-	else if (r->mode == MODE_CUDA || r->mode == MODE_HSA)
+	else if (r->mode == MODE_CUDA || r->mode == MODE_HSA ||
+		 r->mode == MODE_VULKAN)
 		cuda_row(r, sz, node);
 }
 
