@@ -105,10 +105,20 @@ for suite in "$@"; do
 	# The library with this suite's toolchain; apt is a no-op once installed.
 	# With the suite's Vulkan: its lavapipe imports dma-bufs from Mesa 24.1
 	# on (trixie, sid), which bookworm's cannot.
-	chroot "$root" sh -c "apt-get install -y -qq --no-install-recommends \
-		gcc g++ libc6-dev libdlpack-dev libdrm-dev pkgconf python3 \
+	# A root kept from an earlier run may have stale package lists: update
+	# and try again. Its Vulkan must be there, or the Vulkan tests would
+	# quietly not run.
+	pkgs="gcc g++ libc6-dev libdlpack-dev libdrm-dev pkgconf python3 \
 		libvulkan-dev glslang-tools spirv-tools mesa-vulkan-drivers \
-		vulkan-validationlayers" >"$log.lib" 2>&1
+		vulkan-validationlayers"
+	chroot "$root" sh -c "apt-get install -y -qq --no-install-recommends $pkgs" \
+		>"$log.lib" 2>&1 ||
+		chroot "$root" sh -c "apt-get update -qq &&
+			apt-get install -y -qq --no-install-recommends $pkgs" >>"$log.lib" 2>&1
+	[ -f "$root/usr/include/vulkan/vulkan.h" ] &&
+		[ -x "$root/usr/bin/glslangValidator" ] &&
+		ls "$root"/usr/share/vulkan/icd.d/lvp_icd.*.json >/dev/null 2>&1
+	emit $((! $?)) "$suite: the suite's Vulkan headers, glslangValidator and lavapipe are installed" "$log.lib"
 	# libgpubuf uses DLPack 0.6's names; a suite with an older dlpack.h
 	# (bullseye: 0.2) gets bookworm's header package, headers only.
 	dlpack_note=

@@ -583,7 +583,11 @@ int gpubuf_vk_import(struct gpubuf *buf, struct gpubuf_vk *vk,
 		     struct gpubuf_vk_memory *out);
 int gpubuf_vk_release(struct gpubuf *buf, struct gpubuf_vk *vk);
 
-/* A matrix view in vk's device: element (0,0) at a buffer device address. */
+/*
+ * A matrix view in vk's device: element (0,0) at a buffer device address,
+ * from gpubuf_vk_matrix_view() or filled in by the caller for other
+ * memory of that device.
+ */
 struct gpubuf_vk_matrix {
 	uint64_t address;	/* VkDeviceAddress of element (0,0) */
 	size_t rows;
@@ -605,8 +609,10 @@ int gpubuf_vk_matrix_view(const struct gpubuf_matrix *m, struct gpubuf_vk *vk,
 /*
  * gpubuf_cuda_gemv()/gemm() as SPIR-V compute shaders on vk's device,
  * synchronous: the results are in memory when the call returns. f64 needs
- * shaderFloat64 (-EOPNOTSUPP without). The shaders use bounded, checked
- * operands only: see gpubuf_vk_gemm(3).
+ * shaderFloat64 (-EOPNOTSUPP without). Addresses are trusted like CUDA
+ * device pointers: a view may also name other memory of vk's device
+ * (VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT), and what it names must stay
+ * imported or allocated until the call returns. See gpubuf_vk_gemm(3).
  */
 int gpubuf_vk_gemv(double alpha, const struct gpubuf_vk_matrix *a,
 		   const struct gpubuf_vk_matrix *x, double beta,

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "vulkan/vk_internal.h"
 #include "core/internal.h"
@@ -33,15 +34,36 @@ static bool gpubuf_vk_device_ok(const struct gpubuf_vk_device *d)
 
 #define GPUBUF_VK_VALIDATION_LAYER	"VK_LAYER_KHRONOS_validation"
 
+bool gpubuf_vk_forked(const struct gpubuf_vk *vk)
+{
+	return vk->pid != getpid();
+}
+
+int gpubuf_vk_check_process(const struct gpubuf_vk *vk)
+{
+	if (!gpubuf_vk_forked(vk))
+		return 0;
+	gpubuf_error_set("Vulkan device %s was opened by process %d; a child after fork() cannot use it",
+			 vk->info.name, (int)vk->pid);
+	return -ENODEV;
+}
+
 struct gpubuf_vk *gpubuf_vk_get(struct gpubuf_vk *vk)
 {
 	atomic_fetch_add_explicit(&vk->refs, 1, memory_order_relaxed);
 	return vk;
 }
 
-/* The application's objects are never destroyed here, only ours. */
+/*
+ * The application's objects are never destroyed here, only ours; in a
+ * fork() child, nothing: they are the parent's.
+ */
 static void gpubuf_vk_free(struct gpubuf_vk *vk)
 {
+	if (gpubuf_vk_forked(vk)) {
+		free(vk);
+		return;
+	}
 	if (vk->dev)
 		gpubuf_vk_kernels_fini(vk);
 	if (vk->own) {
@@ -72,6 +94,7 @@ static struct gpubuf_vk *gpubuf_vk_new(void)
 	atomic_init(&vk->refs, 1);
 	atomic_init(&vk->validation_errors, 0);
 	pthread_mutex_init(&vk->lock, NULL);
+	vk->pid = getpid();
 	return vk;
 }
 
@@ -132,6 +155,17 @@ static int gpubuf_vk_create_instance(struct gpubuf_vk *vk,
 						     GPUBUF_VERSION_PATCH),
 		.apiVersion = VK_API_VERSION_1_2,
 	};
+	/* Also chained into the instance: its creation is reported too. */
+	VkDebugUtilsMessengerCreateInfoEXT mci = {
+		.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
+		.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT |
+				   VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT,
+		.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+			       VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+			       VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
+		.pfnUserCallback = gpubuf_vk_on_message,
+		.pUserData = vk,
+	};
 	VkInstanceCreateInfo ci = {
 		.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
 		.pApplicationInfo = &app,
@@ -158,6 +192,7 @@ static int gpubuf_vk_create_instance(struct gpubuf_vk *vk,
 		ci.ppEnabledLayerNames = &layer;
 		ci.enabledExtensionCount = 1;
 		ci.ppEnabledExtensionNames = &ext;
+		ci.pNext = &mci;
 	}
 	r = create(&ci, NULL, &vk->instance);
 	if (r != VK_SUCCESS) {
@@ -172,17 +207,8 @@ static int gpubuf_vk_create_instance(struct gpubuf_vk *vk,
 		gpubuf_error_set("the Vulkan instance lacks VK_EXT_debug_utils");
 		return -ENODEV;
 	}
-	r = vk->vkCreateDebugUtilsMessengerEXT(vk->instance,
-		&(VkDebugUtilsMessengerCreateInfoEXT){
-			.sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
-			.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT |
-					   VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT,
-			.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
-				       VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
-				       VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
-			.pfnUserCallback = gpubuf_vk_on_message,
-			.pUserData = vk,
-		}, NULL, &vk->messenger);
+	r = vk->vkCreateDebugUtilsMessengerEXT(vk->instance, &mci, NULL,
+					       &vk->messenger);
 	if (r != VK_SUCCESS) {
 		vk->messenger = VK_NULL_HANDLE;
 		return gpubuf_vk_fail(r, "vkCreateDebugUtilsMessengerEXT");
@@ -253,13 +279,17 @@ static void gpubuf_vk_read_properties(struct gpubuf_vk *vk)
 	VkPhysicalDeviceExternalMemoryHostPropertiesEXT host = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT,
 	};
+	VkPhysicalDeviceDriverProperties drv = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES,
+	};
 	VkPhysicalDeviceProperties2 p = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+		.pNext = &drv,
 	};
 
 	/* The host-import struct only where the device has the extension. */
 	if (vk->info.features & GPUBUF_VK_FEATURE_HOST_IMPORT)
-		p.pNext = &host;
+		drv.pNext = &host;
 	vk->vkGetPhysicalDeviceProperties2(vk->phys, &p);
 	snprintf(vk->info.name, sizeof(vk->info.name), "%s",
 		 p.properties.deviceName);
@@ -269,6 +299,10 @@ static void gpubuf_vk_read_properties(struct gpubuf_vk *vk)
 	vk->info.host_import_align = host.minImportedHostPointerAlignment;
 	for (int i = 0; i < 3; i++)
 		vk->max_groups[i] = p.properties.limits.maxComputeWorkGroupCount[i];
+	vk->max_invocations = p.properties.limits.maxComputeWorkGroupInvocations;
+	vk->max_group_size[0] = p.properties.limits.maxComputeWorkGroupSize[0];
+	vk->max_group_size[1] = p.properties.limits.maxComputeWorkGroupSize[1];
+	vk->driver = drv.driverID;
 	vk->vkGetPhysicalDeviceMemoryProperties(vk->phys, &vk->mem);
 }
 
@@ -417,6 +451,49 @@ GPUBUF_EXPORT int gpubuf_vk_open(int index, unsigned int flags,
 	return 0;
 }
 
+/*
+ * What the library cannot take an application's word for: Vulkan 1.2,
+ * a compute queue family, and the entry points of the imports it claims
+ * (NULL from vkGetDeviceProcAddr when the extension was not enabled).
+ */
+static int gpubuf_vk_check_wrapped(struct gpubuf_vk *vk, uint32_t features)
+{
+	VkQueueFamilyProperties *q;
+	VkPhysicalDeviceProperties p;
+	uint32_t n = 0;
+	bool compute;
+
+	vk->vkGetPhysicalDeviceProperties(vk->phys, &p);
+	snprintf(vk->info.name, sizeof(vk->info.name), "%s", p.deviceName);
+	if (p.apiVersion < VK_API_VERSION_1_2) {
+		gpubuf_error_set("Vulkan device %s speaks %u.%u; 1.2 is needed",
+				 p.deviceName, VK_API_VERSION_MAJOR(p.apiVersion),
+				 VK_API_VERSION_MINOR(p.apiVersion));
+		return -ENODEV;
+	}
+	vk->vkGetPhysicalDeviceQueueFamilyProperties(vk->phys, &n, NULL);
+	q = calloc(n ? n : 1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	vk->vkGetPhysicalDeviceQueueFamilyProperties(vk->phys, &n, q);
+	compute = vk->queue_family < n &&
+		  (q[vk->queue_family].queueFlags & VK_QUEUE_COMPUTE_BIT);
+	free(q);
+	if (!compute) {
+		gpubuf_error_set("queue family %u of %s cannot compute",
+				 vk->queue_family, p.deviceName);
+		return -EINVAL;
+	}
+	if (((features & GPUBUF_VK_FEATURE_HOST_IMPORT) &&
+	     !vk->vkGetMemoryHostPointerPropertiesEXT) ||
+	    ((features & GPUBUF_VK_FEATURE_DMA_BUF_IMPORT) &&
+	     !vk->vkGetMemoryFdPropertiesKHR)) {
+		gpubuf_error_set("the device was not created with the extensions of the imports it claims (VK_EXT_external_memory_host; VK_KHR_external_memory_fd and VK_EXT_external_memory_dma_buf)");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 GPUBUF_EXPORT int gpubuf_vk_wrap(const struct gpubuf_vk_device *d,
 				 struct gpubuf_vk **out)
 {
@@ -445,6 +522,8 @@ GPUBUF_EXPORT int gpubuf_vk_wrap(const struct gpubuf_vk_device *d,
 	err = gpubuf_vk_resolve_instance(vk, gipa);
 	if (!err)
 		err = gpubuf_vk_resolve_device(vk);
+	if (!err)
+		err = gpubuf_vk_check_wrapped(vk, d->features);
 	if (!err) {
 		/* What the application says it enabled is what is used. */
 		vk->info.features = d->features;
@@ -470,6 +549,8 @@ GPUBUF_EXPORT void gpubuf_vk_close(struct gpubuf_vk *vk)
 GPUBUF_EXPORT int gpubuf_vk_info(struct gpubuf_vk *vk,
 				 struct gpubuf_vk_info *info)
 {
+	GPUBUF_KEEP_ERRNO;
+
 	gpubuf_error_clear();
 	if (!vk || !info)
 		return -EINVAL;

@@ -9,9 +9,10 @@
  * the buffer has one and the device takes it, which is how RADV and ANV
  * reach gpubuf.ko's pages; else its host mapping
  * (VK_EXT_external_memory_host), which is NVIDIA's way and lavapipe's
- * before Mesa 24.1. Memory type: the lowest index both the import and the
- * VkBuffer allow, host-coherent first, since the CPU keeps using the
- * memory through its own mapping.
+ * before Mesa 24.1. Memory type: the lowest host-coherent index both the
+ * import and the VkBuffer allow: the CPU keeps using the memory through
+ * its own mapping, with no flush or invalidate, which is right only for
+ * coherent memory.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -97,19 +98,15 @@ static void gpubuf_vk_hold_release(struct gpubuf *buf,
 		free(rec);
 }
 
-/* The lowest type in bits, host-coherent ones first. */
+/* The lowest host-coherent type in bits. */
 static int gpubuf_vk_pick_type(const struct gpubuf_vk *vk, uint32_t bits,
 			       uint32_t *type)
 {
 	const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
 
-	for (int pass = 0; pass < 2; pass++)
-		for (uint32_t i = 0; i < vk->mem.memoryTypeCount; i++) {
-			if (!(bits >> i & 1))
-				continue;
-			if (pass == 0 &&
-			    (vk->mem.memoryTypes[i].propertyFlags & want) != want)
-				continue;
+	for (uint32_t i = 0; i < vk->mem.memoryTypeCount; i++)
+		if ((bits >> i & 1) &&
+		    (vk->mem.memoryTypes[i].propertyFlags & want) == want) {
 			*type = i;
 			return 0;
 		}
@@ -117,16 +114,21 @@ static int gpubuf_vk_pick_type(const struct gpubuf_vk *vk, uint32_t bits,
 }
 
 /*
- * An fd import that failed leaves the fd with the caller by the spec, but
- * lavapipe closes it anyway: close fd only if it is still the dup of the
- * buffer's dma-buf (same file), so another thread's new fd is never hit.
+ * An fd import that failed leaves the fd with the caller by the spec,
+ * which is what every driver but lavapipe does: close it. lavapipe closes
+ * it itself: there, close it only if the number still names the buffer's
+ * dma-buf, which another thread can have opened again in between (the
+ * one race left, on lavapipe only).
  */
-static void gpubuf_vk_close_dup(int fd, const struct stat *orig)
+static void gpubuf_vk_close_dup(const struct gpubuf_vk *vk, int fd,
+				const struct stat *orig)
 {
 	struct stat st;
 
-	if (fstat(fd, &st) == 0 && st.st_dev == orig->st_dev &&
-	    st.st_ino == orig->st_ino)
+	if (vk->driver != VK_DRIVER_ID_MESA_LLVMPIPE)
+		close(fd);
+	else if (fstat(fd, &st) == 0 && st.st_dev == orig->st_dev &&
+		 st.st_ino == orig->st_ino)
 		close(fd);
 }
 
@@ -216,23 +218,26 @@ static int gpubuf_vk_import_dmabuf(struct gpubuf_vk *vk, struct gpubuf *buf,
 	if (r != VK_SUCCESS)
 		return gpubuf_vk_fail(r, "vkGetMemoryFdPropertiesKHR");
 	if (gpubuf_vk_pick_type(vk, bits & props.memoryTypeBits, &rec->type)) {
-		gpubuf_error_set("Vulkan device %s has no memory type for this dma-buf (%#x) and a VkBuffer (%#x)",
+		gpubuf_error_set("Vulkan device %s has no host-coherent memory type for this dma-buf (%#x) and a VkBuffer (%#x)",
 				 vk->info.name, props.memoryTypeBits, bits);
 		return -EOPNOTSUPP;
 	}
 	/* A successful import owns the fd: give it a dup. */
-	if (fstat(buf->fd, &st) < 0)
-		return -errno;
-	fd = fcntl(buf->fd, F_DUPFD_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
+	fd = fstat(buf->fd, &st) < 0 ? -1 :
+	     fcntl(buf->fd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0) {
+		err = -errno;
+		gpubuf_error_set("a dup of the buffer's dma-buf fd %d: %m",
+				 buf->fd);
+		return err;
+	}
 	err = gpubuf_vk_bind(vk, buf, rec, &(VkImportMemoryFdInfoKHR){
 		.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR,
 		.handleType = handle,
 		.fd = fd,
 	});
 	if (err && !rec->memory)
-		gpubuf_vk_close_dup(fd, &st);
+		gpubuf_vk_close_dup(vk, fd, &st);
 	rec->kind = GPUBUF_VK_IMPORT_DMA_BUF;
 	return err;
 }
@@ -271,7 +276,7 @@ static int gpubuf_vk_import_host(struct gpubuf_vk *vk, struct gpubuf *buf,
 	if (r != VK_SUCCESS)
 		return gpubuf_vk_fail(r, "vkGetMemoryHostPointerPropertiesEXT");
 	if (gpubuf_vk_pick_type(vk, bits & props.memoryTypeBits, &rec->type)) {
-		gpubuf_error_set("Vulkan device %s has no memory type for this host memory (%#x) and a VkBuffer (%#x)",
+		gpubuf_error_set("Vulkan device %s has no host-coherent memory type for this host memory (%#x) and a VkBuffer (%#x)",
 				 vk->info.name, props.memoryTypeBits, bits);
 		return -EOPNOTSUPP;
 	}
@@ -351,6 +356,9 @@ GPUBUF_EXPORT int gpubuf_vk_import(struct gpubuf *buf, struct gpubuf_vk *vk,
 	gpubuf_error_clear();
 	if (!buf || !vk || !out)
 		return -EINVAL;
+	err = gpubuf_vk_check_process(vk);
+	if (err)
+		return err;
 	pthread_mutex_lock(&buf->lock);
 	rec = gpubuf_vk_find(buf, vk);
 	if (rec && rec->count == UINT_MAX) {
@@ -380,6 +388,9 @@ GPUBUF_EXPORT int gpubuf_vk_release(struct gpubuf *buf, struct gpubuf_vk *vk)
 	gpubuf_error_clear();
 	if (!buf || !vk)
 		return -EINVAL;
+	err = gpubuf_vk_check_process(vk);
+	if (err)
+		return err;
 	pthread_mutex_lock(&buf->lock);
 	rec = gpubuf_vk_find(buf, vk);
 	if (!rec) {
@@ -398,6 +409,7 @@ GPUBUF_EXPORT int gpubuf_vk_matrix_view(const struct gpubuf_matrix *m,
 					struct gpubuf_vk *vk,
 					struct gpubuf_vk_matrix *out)
 {
+	GPUBUF_KEEP_ERRNO;
 	struct gpubuf_vk_rec *rec;
 	VkDeviceAddress base = 0;
 	int err;

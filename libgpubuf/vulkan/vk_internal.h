@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <sys/types.h>
 #include <vulkan/vulkan.h>
 
 #include "gpubuf.h"
@@ -82,7 +83,8 @@ enum gpubuf_vk_kernel {
 struct gpubuf_vk {
 	atomic_uint refs;		/* the caller's and one per import */
 	bool own;			/* instance and device are the library's */
-	pthread_mutex_t lock;		/* queue, command buffer, fence */
+	pid_t pid;			/* the process that opened it */
+	pthread_mutex_t lock;		/* queue, command buffer, fence, lost */
 
 #define GPUBUF_VK_FN_FIELD(name, required) PFN_##name name;
 	GPUBUF_VK_INSTANCE_FNS(GPUBUF_VK_FN_FIELD)
@@ -99,6 +101,9 @@ struct gpubuf_vk {
 	struct gpubuf_vk_info info;	/* features: what is usable */
 	VkPhysicalDeviceMemoryProperties mem;
 	uint32_t max_groups[3];		/* maxComputeWorkGroupCount */
+	uint32_t max_invocations;	/* maxComputeWorkGroupInvocations */
+	uint32_t max_group_size[2];	/* maxComputeWorkGroupSize x, y */
+	VkDriverId driver;		/* VkPhysicalDeviceDriverProperties */
 
 	/* vk_kernels.c, under lock */
 	VkCommandPool pool;
@@ -106,7 +111,7 @@ struct gpubuf_vk {
 	VkFence fence;
 	VkPipelineLayout layout;
 	VkPipeline pipe[GPUBUF_VK_NR_KERNELS];
-	char no_kernels[160];		/* why pipe[] is empty, or "" */
+	bool lost;			/* a submission failed: device lost */
 };
 
 /* vk_loader.c: the loader's vkGetInstanceProcAddr, loaded once. */
@@ -121,6 +126,14 @@ int gpubuf_vk_resolve_device(struct gpubuf_vk *vk);
 /* vk_device.c */
 struct gpubuf_vk *gpubuf_vk_get(struct gpubuf_vk *vk);
 void gpubuf_vk_put(struct gpubuf_vk *vk);
+/*
+ * 0, or -ENODEV with the reason when called in a fork() child of the
+ * process that opened vk: the driver's state (DRM files, threads, the
+ * lock) is the parent's, and a child that used it would break the parent.
+ */
+int gpubuf_vk_check_process(const struct gpubuf_vk *vk);
+/* Whether the calling process is a fork() child of vk's opener. */
+bool gpubuf_vk_forked(const struct gpubuf_vk *vk);
 
 /* vk_kernels.c: pipelines for vk's device, and their teardown. */
 int gpubuf_vk_kernels_init(struct gpubuf_vk *vk);

@@ -11,6 +11,8 @@
  * mapping of the same pages.
  */
 #include <errno.h>
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -47,7 +49,7 @@ static int gpubuf_vk_same(const char *fn, const struct gpubuf_vk_matrix *a,
 		gpubuf_error_set("%s: operands on different Vulkan devices", fn);
 		return -EINVAL;
 	}
-	return 0;
+	return gpubuf_vk_check_process(a->vk);
 }
 
 #if defined(GPUBUF_HAVE_VULKAN) && defined(GPUBUF_HAVE_VULKAN_KERNELS)
@@ -78,6 +80,13 @@ static const struct {
 /* The workgroup sizes the shaders declare. */
 #define GPUBUF_VK_GEMV_GROUP	64
 #define GPUBUF_VK_GEMM_TILE	16
+
+static bool gpubuf_vk_gemm_fits(const struct gpubuf_vk *vk)
+{
+	return vk->max_invocations >= GPUBUF_VK_GEMM_TILE * GPUBUF_VK_GEMM_TILE &&
+	       vk->max_group_size[0] >= GPUBUF_VK_GEMM_TILE &&
+	       vk->max_group_size[1] >= GPUBUF_VK_GEMM_TILE;
+}
 
 static int gpubuf_vk_pipeline(struct gpubuf_vk *vk, enum gpubuf_vk_kernel k)
 {
@@ -157,6 +166,10 @@ int gpubuf_vk_kernels_init(struct gpubuf_vk *vk)
 		if (gpubuf_vk_shaders[k].f64 &&
 		    !(vk->info.features & GPUBUF_VK_FEATURE_FLOAT64))
 			continue;
+		/* A GEMM workgroup is 256 invocations; Vulkan promises 128. */
+		if ((k == GPUBUF_VK_GEMM_F32 || k == GPUBUF_VK_GEMM_F64) &&
+		    !gpubuf_vk_gemm_fits(vk))
+			continue;
 		err = gpubuf_vk_pipeline(vk, k);
 		if (err)
 			return err;
@@ -178,15 +191,26 @@ void gpubuf_vk_kernels_fini(struct gpubuf_vk *vk)
 		vk->vkDestroyCommandPool(vk->dev, vk->pool, NULL);
 }
 
-/* An f32 shader reads a float from the low half of the 8-byte slot. */
-static void gpubuf_vk_scalar(double *slot, bool f64)
+/*
+ * An f32 shader reads a float from the first four bytes of the 8-byte
+ * slot (little-endian, as every Vulkan host is here). A finite value past
+ * FLT_MAX has no float: -ERANGE.
+ */
+static int gpubuf_vk_scalar(const char *fn, double *slot, bool f64)
 {
-	float f = (float)*slot;
+	float f;
 
 	if (f64)
-		return;
+		return 0;
+	if (isfinite(*slot) && fabs(*slot) > FLT_MAX) {
+		gpubuf_error_set("%s: alpha or beta %g is out of f32's range",
+				 fn, *slot);
+		return -ERANGE;
+	}
+	f = (float)*slot;
 	memset(slot, 0, sizeof(*slot));
 	memcpy(slot, &f, sizeof(f));
+	return 0;
 }
 
 static int gpubuf_vk_dispatch(struct gpubuf_vk *vk, enum gpubuf_vk_kernel k,
@@ -197,12 +221,26 @@ static int gpubuf_vk_dispatch(struct gpubuf_vk *vk, enum gpubuf_vk_kernel k,
 	const char *what = "vkBeginCommandBuffer";
 	VkResult r;
 
-	if (!vk->pipe[k]) {
+	if (!vk->pipe[k] && gpubuf_vk_shaders[k].f64 &&
+	    !(vk->info.features & GPUBUF_VK_FEATURE_FLOAT64)) {
 		gpubuf_error_set("Vulkan device %s has no shaderFloat64: no f64 kernels",
 				 vk->info.name);
 		return -EOPNOTSUPP;
 	}
+	if (!vk->pipe[k]) {
+		gpubuf_error_set("Vulkan device %s allows %u invocations per workgroup; the GEMM shader needs %u",
+				 vk->info.name, vk->max_invocations,
+				 GPUBUF_VK_GEMM_TILE * GPUBUF_VK_GEMM_TILE);
+		return -EOPNOTSUPP;
+	}
 	pthread_mutex_lock(&vk->lock);
+	/* After a failed submission or wait, the device is not used again. */
+	if (vk->lost) {
+		pthread_mutex_unlock(&vk->lock);
+		gpubuf_error_set("Vulkan device %s was lost by an earlier call",
+				 vk->info.name);
+		return -EIO;
+	}
 	r = vk->vkResetCommandBuffer(cmd, 0);
 	if (r == VK_SUCCESS)
 		r = vk->vkBeginCommandBuffer(cmd, &(VkCommandBufferBeginInfo){
@@ -241,7 +279,10 @@ static int gpubuf_vk_dispatch(struct gpubuf_vk *vk, enum gpubuf_vk_kernel k,
 		what = "vkWaitForFences";
 		r = vk->vkWaitForFences(vk->dev, 1, &vk->fence, VK_TRUE,
 					UINT64_MAX);
-		vk->vkResetFences(vk->dev, 1, &vk->fence);
+		if (r == VK_SUCCESS)
+			vk->vkResetFences(vk->dev, 1, &vk->fence);
+		else
+			vk->lost = true;
 	}
 	pthread_mutex_unlock(&vk->lock);
 	return r == VK_SUCCESS ? 0 : gpubuf_vk_fail(r, what);
@@ -274,8 +315,11 @@ GPUBUF_EXPORT int gpubuf_vk_gemv(double alpha,
 	if (err || !g.m)
 		return err;
 	f64 = a->dtype == GPUBUF_DTYPE_F64;
-	gpubuf_vk_scalar(&g.alpha, f64);
-	gpubuf_vk_scalar(&g.beta, f64);
+	err = gpubuf_vk_scalar("gpubuf_vk_gemv", &g.alpha, f64);
+	if (!err)
+		err = gpubuf_vk_scalar("gpubuf_vk_gemv", &g.beta, f64);
+	if (err)
+		return err;
 	groups[0] = gpubuf_vk_groups(g.m, GPUBUF_VK_GEMV_GROUP,
 				     a->vk->max_groups[0]);
 	groups[1] = 1;
@@ -305,8 +349,11 @@ GPUBUF_EXPORT int gpubuf_vk_gemm(double alpha,
 	if (err || !g.m || !g.n)
 		return err;
 	f64 = a->dtype == GPUBUF_DTYPE_F64;
-	gpubuf_vk_scalar(&g.alpha, f64);
-	gpubuf_vk_scalar(&g.beta, f64);
+	err = gpubuf_vk_scalar("gpubuf_vk_gemm", &g.alpha, f64);
+	if (!err)
+		err = gpubuf_vk_scalar("gpubuf_vk_gemm", &g.beta, f64);
+	if (err)
+		return err;
 	/* Column tiles on x, row tiles on y; the shader strides the rest. */
 	groups[0] = gpubuf_vk_groups(g.n, GPUBUF_VK_GEMM_TILE,
 				     a->vk->max_groups[0]);
@@ -322,8 +369,7 @@ GPUBUF_EXPORT int gpubuf_vk_gemm(double alpha,
 /* Devices open without kernels; the calls say why. */
 int gpubuf_vk_kernels_init(struct gpubuf_vk *vk)
 {
-	snprintf(vk->no_kernels, sizeof(vk->no_kernels),
-		 "libgpubuf was built without glslangValidator: no Vulkan kernels");
+	(void)vk;
 	return 0;
 }
 

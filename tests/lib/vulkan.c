@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tap.h"
@@ -277,6 +278,22 @@ static int t_padding_kept(const struct gpubuf_matrix *p,
 	return 1;
 }
 
+/* Element i of a vector view, a row or a column. */
+static double t_vec(const struct gpubuf_matrix *v, size_t i)
+{
+	return v->rows == 1 ? t_get(v, 0, i) : t_get(v, i, 0);
+}
+
+/* A vector filled with the values a 1 x n row of seed would have. */
+static void t_fill_vec(const struct gpubuf_matrix *v, unsigned int seed)
+{
+	size_t n = v->rows == 1 ? v->cols : v->rows;
+
+	for (size_t i = 0; i < n; i++)
+		gpubuf_matrix_set(v, v->rows == 1 ? 0 : i, v->rows == 1 ? i : 0,
+				  t_val(0, i, seed));
+}
+
 struct t_gemm {
 	enum gpubuf_dtype dt;
 	struct t_shape sh;
@@ -409,9 +426,15 @@ static int gemm_every_layout_matches_reference(void)
 	return T_PASS;
 }
 
+/*
+ * y = alpha A x + beta y. Unit strides: x a column of a column-major
+ * parent, y a row of a row-major one; strided: both columns of row-major
+ * parents, so incx and incy are their parents' ld.
+ */
 static int t_gemv_run(struct gpubuf_ctx *ctx, struct gpubuf_vk *vk,
 		      enum gpubuf_dtype dt, size_t m, size_t k,
-		      enum gpubuf_layout la, double alpha, double beta)
+		      enum gpubuf_layout la, double alpha, double beta,
+		      bool strided)
 {
 	struct gpubuf_matrix pa, px, py, a, x, y;
 	struct gpubuf_vk_matrix va, vx, vy;
@@ -419,9 +442,12 @@ static int t_gemv_run(struct gpubuf_ctx *ctx, struct gpubuf_vk *vk,
 	int bad = 0;
 
 	T_EQ(t_sub_alloc(ctx, dt, m, k, la, &pa, &a), 0);
-	/* x a column of a column-major matrix, y a row of a row-major one. */
-	T_EQ(t_sub_alloc(ctx, dt, k, 1, GPUBUF_COL_MAJOR, &px, &x), 0);
-	T_EQ(t_sub_alloc(ctx, dt, 1, m, GPUBUF_ROW_MAJOR, &py, &y), 0);
+	T_EQ(t_sub_alloc(ctx, dt, k, 1, strided ? GPUBUF_ROW_MAJOR :
+			 GPUBUF_COL_MAJOR, &px, &x), 0);
+	if (strided)
+		T_EQ(t_sub_alloc(ctx, dt, m, 1, GPUBUF_ROW_MAJOR, &py, &y), 0);
+	else
+		T_EQ(t_sub_alloc(ctx, dt, 1, m, GPUBUF_ROW_MAJOR, &py, &y), 0);
 	t_fill_nan(&pa);
 	t_fill_nan(&px);
 	t_fill_nan(&py);
@@ -430,7 +456,7 @@ static int t_gemv_run(struct gpubuf_ctx *ctx, struct gpubuf_vk *vk,
 		t_fill(&x, 5);
 	}
 	if (beta != 0)
-		t_fill(&y, 6);
+		t_fill_vec(&y, 6);
 	T_EQ(gpubuf_vk_import(pa.buf, vk, &mem), 0);
 	T_EQ(gpubuf_vk_import(px.buf, vk, &mem), 0);
 	T_EQ(gpubuf_vk_import(py.buf, vk, &mem), 0);
@@ -447,9 +473,9 @@ static int t_gemv_run(struct gpubuf_ctx *ctx, struct gpubuf_vk *vk,
 		}
 		ref = alpha * ref + beta * y0;
 		mag = fabs(alpha) * mag + fabs(beta * y0);
-		if (!t_close(t_get(&y, 0, i), ref, mag, k, dt)) {
+		if (!t_close(t_vec(&y, i), ref, mag, k, dt)) {
 			printf("# y(%zu) = %.17g, expected %.17g\n", i,
-			       t_get(&y, 0, i), ref);
+			       t_vec(&y, i), ref);
 			bad = 1;
 		}
 	}
@@ -479,14 +505,15 @@ static int gemv_both_layouts_match_reference(void)
 
 		if (d && !(info.features & GPUBUF_VK_FEATURE_FLOAT64))
 			continue;
-		for (int l = 0; l < 2; l++)
+		for (int l = 0; l < 4; l++)
 			for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]);
 			     c++) {
 				if (t_gemv_run(ctx, vk, dt, cases[c].m,
-					       cases[c].k, l, cases[c].alpha,
-					       cases[c].beta) != T_PASS) {
-					printf("# dtype %d, %zux%zu, layout %d\n",
-					       dt, cases[c].m, cases[c].k, l);
+					       cases[c].k, l & 1, cases[c].alpha,
+					       cases[c].beta, l >> 1) != T_PASS) {
+					printf("# dtype %d, %zux%zu, layout %d, strided vectors %d\n",
+					       dt, cases[c].m, cases[c].k, l & 1,
+					       l >> 1);
 					return T_FAIL;
 				}
 				n++;
@@ -509,9 +536,60 @@ static int validation_layer_reports_nothing(void)
 	T_CHECK(vk);
 	T_EQ(t_gemm_run(ctx, vk, &g), T_PASS);
 	T_EQ(t_gemv_run(ctx, vk, GPUBUF_DTYPE_F32, 70, 30, GPUBUF_COL_MAJOR,
-			1, 1), T_PASS);
+			1, 1, true), T_PASS);
 	T_EQ(gpubuf_vk_info(vk, &info), 0);
 	T_EQ(info.validation_errors, 0);
+	gpubuf_vk_close(vk);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+/*
+ * A fork() child cannot use the parent's device (its DRM files, threads
+ * and lock are the parent's): every call answers -ENODEV, and its last
+ * unref forgets the parent's import without calling the driver. The
+ * parent goes on as before.
+ */
+static int fork_child_gets_enodev(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_vk *vk = t_vk(0);
+	struct gpubuf_vk_matrix a, c;
+	struct gpubuf_vk_memory mem;
+	struct gpubuf_matrix ma, mc;
+	int status;
+	pid_t pid;
+
+	T_CHECK(vk);
+	T_EQ(gpubuf_matrix_alloc(ctx, GPUBUF_DTYPE_F32, 8, 8,
+				 GPUBUF_ROW_MAJOR, 0, &ma), 0);
+	T_EQ(gpubuf_matrix_alloc(ctx, GPUBUF_DTYPE_F32, 8, 8,
+				 GPUBUF_ROW_MAJOR, 0, &mc), 0);
+	T_EQ(gpubuf_vk_import(ma.buf, vk, &mem), 0);
+	T_EQ(gpubuf_vk_import(mc.buf, vk, &mem), 0);
+	T_EQ(gpubuf_vk_matrix_view(&ma, vk, &a), 0);
+	T_EQ(gpubuf_vk_matrix_view(&mc, vk, &c), 0);
+	fflush(stdout);
+	pid = fork();
+	T_CHECK(pid >= 0);
+	if (pid == 0) {
+		int ok = gpubuf_vk_gemm(1, &a, &a, 0, &c) == -ENODEV &&
+			 strstr(gpubuf_last_error(), "fork") &&
+			 gpubuf_vk_import(ma.buf, vk, &mem) == -ENODEV &&
+			 gpubuf_vk_release(mc.buf, vk) == -ENODEV;
+
+		gpubuf_matrix_release(&ma);
+		gpubuf_matrix_release(&mc);
+		gpubuf_vk_close(vk);
+		_exit(ok ? 0 : 1);
+	}
+	T_EQ(waitpid(pid, &status, 0), pid);
+	T_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	t_fill(&ma, 1);
+	T_EQ(gpubuf_vk_gemm(1, &a, &a, 0, &c), 0);
+	T_CHECK(t_get(&mc, 0, 0) != 0 || t_get(&ma, 0, 0) == 0);
+	gpubuf_matrix_release(&ma);
+	gpubuf_matrix_release(&mc);
 	gpubuf_vk_close(vk);
 	gpubuf_close(ctx);
 	return T_PASS;
@@ -602,6 +680,7 @@ int main(void)
 		T_TEST_ON(T_VULKAN, gemm_every_layout_matches_reference),
 		T_TEST_ON(T_VULKAN, validation_layer_reports_nothing),
 		T_TEST_ON(T_VULKAN, threads_share_a_device),
+		T_TEST_ON(T_VULKAN, fork_child_gets_enodev),
 	};
 
 	return t_run(tests, sizeof(tests) / sizeof(tests[0]));

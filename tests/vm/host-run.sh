@@ -26,9 +26,12 @@ if [ -n "${GPUBUF_HOST_SUBROOT:-}" ]; then
 		echo "host-run: no root file system at $GPUBUF_HOST_SUBROOT on the host" >&2
 		exit 1
 	fi
-	grep -q " $root/proc " /proc/mounts ||
-		{ mount -t proc proc "$root/proc" && mount -o rbind /sys "$root/sys" &&
-		  mount -o rbind /dev "$root/dev" && mount -o bind /tmp "$root/tmp"; } ||
+	# busybox has no mountpoint(1); the roots here have no spaces.
+	mounted() { grep -q " $1 " /proc/mounts; }
+	{ mounted "$root/proc" || mount -t proc proc "$root/proc"; } &&
+		{ mounted "$root/sys" || mount -o rbind /sys "$root/sys"; } &&
+		{ mounted "$root/dev" || mount -o rbind /dev "$root/dev"; } &&
+		{ mounted "$root/tmp" || mount -o bind /tmp "$root/tmp"; } ||
 		{ echo "host-run: cannot mount /proc, /sys, /dev, /tmp in $root" >&2; exit 1; }
 fi
 dir=$(pwd)

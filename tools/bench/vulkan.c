@@ -47,12 +47,14 @@ int mode_vulkan(struct bench *b)
 #define VK_NO_PROTOTYPES
 #include <vulkan/vulkan.h>
 
+/* vkDestroyInstance first: whatever else is missing, the instance goes. */
 #define VKB_FNS(X)							\
+	X(vkDestroyInstance)						\
 	X(vkEnumeratePhysicalDevices) X(vkGetPhysicalDeviceProperties)	\
 	X(vkGetPhysicalDeviceFeatures2) X(vkGetPhysicalDeviceMemoryProperties) \
 	X(vkGetPhysicalDeviceQueueFamilyProperties)			\
 	X(vkEnumerateDeviceExtensionProperties) X(vkCreateDevice)	\
-	X(vkGetDeviceProcAddr) X(vkDestroyInstance)
+	X(vkGetDeviceProcAddr)
 #define VKB_DEV_FNS(X)							\
 	X(vkDestroyDevice) X(vkGetDeviceQueue) X(vkCreateBuffer)	\
 	X(vkDestroyBuffer) X(vkGetBufferMemoryRequirements)		\
@@ -224,10 +226,11 @@ static int vk_command_buffer(struct vk_bench *vb, char *why, size_t len)
 		.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
 		.commandBufferCount = 1,
 	}, &vb->cmd);
-	if (r == VK_SUCCESS)
-		r = vb->vkCreateFence(vb->dev, &(VkFenceCreateInfo){
-			.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO,
-		}, NULL, &vb->fence);
+	if (r != VK_SUCCESS)
+		return vk_fail(why, len, "vkAllocateCommandBuffers", r);
+	r = vb->vkCreateFence(vb->dev, &(VkFenceCreateInfo){
+		.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO,
+	}, NULL, &vb->fence);
 	if (r != VK_SUCCESS) {
 		vb->fence = VK_NULL_HANDLE;
 		return vk_fail(why, len, "vkCreateFence", r);
@@ -303,14 +306,13 @@ static int vk_setup(struct vk_bench *vb, char *why, size_t len)
 	d.queue_family = vb->family;
 	d.features = features;
 	err = gpubuf_vk_wrap(&d, &vb->vk);
-	if (!err)
-		err = gpubuf_vk_info(vb->vk, &vb->info);
 	if (err) {
 		snprintf(why, len, "gpubuf_vk_wrap: %s: %s",
 			 gpubuf_strerror(err), gpubuf_last_error());
 		vb->vk = NULL;
+		return err;
 	}
-	return err;
+	return gpubuf_vk_info(vb->vk, &vb->info);
 }
 
 static void vk_teardown(struct vk_bench *vb)
