@@ -37,6 +37,10 @@
  *             @sgt is DMA-mapped while non-zero (gpubuf_buffer.lock)
  * @dir:       the direction @sgt was mapped with, valid while @map_users
  * @uses:      while mapped, the attachment whose @sgt this one maps with
+ * @maps:      how many times this attachment is mapped (gpubuf_buffer.lock):
+ *             an importer may map one attachment again, in the same
+ *             direction, and unmaps each; the dma-buf core caches nothing
+ *             for us (no cache_sgt_mapping)
  *
  * Attachments of one device in one direction share one DMA mapping: two
  * DRM files of a GPU importing the same buffer must not map its pages
@@ -54,6 +58,7 @@ struct gpubuf_attachment {
 	unsigned int map_users;
 	enum dma_data_direction dir;
 	struct gpubuf_attachment *uses;
+	unsigned int maps;
 };
 
 /*
@@ -164,6 +169,20 @@ gpubuf_dmabuf_map(struct dma_buf_attachment *attachment,
 	int ret = 0;
 
 	mutex_lock(&buf->lock);
+	/* Mapped already: the same mapping again, counted, or nothing. */
+	if (a->uses) {
+		o = a->uses;
+		if (o->dir != dir || a->maps == UINT_MAX) {
+			ret = -EBUSY;
+		} else {
+			o->map_users++;
+			if (o != a)
+				o->refs++;
+			a->maps++;
+		}
+		mutex_unlock(&buf->lock);
+		return ret ? ERR_PTR(ret) : &o->sgt;
+	}
 	o = gpubuf_mapping_find(buf, a->dev, dir);
 	if (o) {
 		o->map_users++;
@@ -184,8 +203,10 @@ gpubuf_dmabuf_map(struct dma_buf_attachment *attachment,
 			o->dir = dir;
 		}
 	}
-	if (!ret)
+	if (!ret) {
 		a->uses = o;
+		a->maps = 1;
+	}
 	mutex_unlock(&buf->lock);
 	return ret ? ERR_PTR(ret) : &o->sgt;
 }
@@ -201,7 +222,12 @@ static void gpubuf_dmabuf_unmap(struct dma_buf_attachment *attachment,
 
 	mutex_lock(&buf->lock);
 	o = a->uses;
-	a->uses = NULL;
+	if (WARN_ON_ONCE(!o)) {		/* an unmap without a map */
+		mutex_unlock(&buf->lock);
+		return;
+	}
+	if (!--a->maps)
+		a->uses = NULL;
 	if (!--o->map_users)
 		dma_unmap_sgtable(o->dev, &o->sgt, o->dir, 0);
 	if (o != a)

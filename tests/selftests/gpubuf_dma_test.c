@@ -114,6 +114,47 @@ TEST_F(importer, one_mapping_per_importer_and_clean_errors)
 }
 
 /*
+ * Issue 25, item 2: an importer may map one attachment twice. gpubuf sets
+ * no cache_sgt_mapping, so each map reaches the exporter: the second must
+ * get the same DMA mapping, counted (here: the same first DMA address,
+ * which bounce buffering would make differ for a second mapping), and a
+ * map in another direction is refused while the first stands. Before,
+ * the second map overwrote the attachment's record and its second unmap
+ * dereferenced NULL (an oops the dmesg check reports).
+ */
+TEST_F(importer, one_attachment_mapped_twice)
+{
+	struct importer_map m, again;
+	int fd = gb_alloc(self->dev, SZ_1M);
+
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(-ENOENT, gb_ioctl(self->imp, IMPORTER_IOC_MAP_AGAIN, &again));
+	ASSERT_EQ(0, importer_map(self->imp, fd, IMPORTER_DIR_TO_DEVICE, &m));
+	memset(&again, 0, sizeof(again));
+	again.dir = IMPORTER_DIR_FROM_DEVICE;
+	EXPECT_EQ(-EBUSY, gb_ioctl(self->imp, IMPORTER_IOC_MAP_AGAIN, &again));
+	again.dir = IMPORTER_DIR_TO_DEVICE;
+	ASSERT_EQ(0, gb_ioctl(self->imp, IMPORTER_IOC_MAP_AGAIN, &again));
+	EXPECT_EQ(m.first_dma, again.first_dma);
+	EXPECT_EQ(m.nents, again.nents);
+	EXPECT_EQ(-EBUSY, gb_ioctl(self->imp, IMPORTER_IOC_MAP_AGAIN, &again));
+	/* Both unmapped, then detached: the buffer goes with its fd. */
+	EXPECT_EQ(0, gb_ioctl(self->imp, IMPORTER_IOC_UNMAP, NULL));
+	close(fd);
+	EXPECT_EQ(self->buffers, gb_stat("live_buffers"));
+	/* Mapped again from scratch afterwards, as new. */
+	fd = gb_alloc(self->dev, SZ_1M);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, importer_map(self->imp, fd, IMPORTER_DIR_BIDIRECTIONAL, &m));
+	again.dir = IMPORTER_DIR_BIDIRECTIONAL;
+	ASSERT_EQ(0, gb_ioctl(self->imp, IMPORTER_IOC_MAP_AGAIN, &again));
+	EXPECT_EQ(m.first_dma, again.first_dma);
+	close(fd);
+	EXPECT_EQ(0, gb_ioctl(self->imp, IMPORTER_IOC_UNMAP, NULL));
+	EXPECT_EQ(self->buffers, gb_stat("live_buffers"));
+}
+
+/*
  * An importer that maps DMA_TO_DEVICE only reads the buffer. CPU users of a
  * shared buffer bracket their accesses independently: here a writer is
  * inside its write bracket when a reader starts a read bracket. Had the

@@ -24,13 +24,15 @@
 
 static struct platform_device *importer_pdev;
 
-/* One mapping per open file, guarded by @lock. */
+/* One attachment per open file, mapped once or twice, guarded by @lock. */
 struct importer_file {
 	struct mutex lock; /* protects every field below */
 	struct dma_buf *dmabuf;
 	struct dma_buf_attachment *attach;
 	struct sg_table *sgt;
 	enum dma_data_direction dir;
+	struct sg_table *sgt2;		/* IMPORTER_IOC_MAP_AGAIN's, or NULL */
+	enum dma_data_direction dir2;
 };
 
 static struct sg_table *importer_map_attachment(struct dma_buf_attachment *a,
@@ -131,6 +133,9 @@ static void importer_release_locked(struct importer_file *f)
 	lockdep_assert_held(&f->lock);
 	if (!f->dmabuf)
 		return;
+	if (f->sgt2)
+		importer_unmap_attachment(f->attach, f->sgt2, f->dir2);
+	f->sgt2 = NULL;
 	importer_unmap_attachment(f->attach, f->sgt, f->dir);
 	dma_buf_detach(f->dmabuf, f->attach);
 	dma_buf_put(f->dmabuf);
@@ -181,6 +186,26 @@ err_clear:
 	return ret;
 }
 
+static int importer_map_again(struct importer_file *f,
+			      struct importer_map *req)
+{
+	struct sg_table *sgt;
+
+	lockdep_assert_held(&f->lock);
+	if (!f->dmabuf)
+		return -ENOENT;
+	if (f->sgt2)
+		return -EBUSY;
+	sgt = importer_map_attachment(f->attach, req->dir);
+	if (IS_ERR(sgt))
+		return PTR_ERR(sgt);
+	f->sgt2 = sgt;
+	f->dir2 = req->dir;
+	req->nents = sgt->nents;
+	req->first_dma = sg_dma_address(sgt->sgl);
+	return 0;
+}
+
 static long importer_ioctl(struct file *file, unsigned int cmd,
 			   unsigned long arg)
 {
@@ -211,6 +236,18 @@ static long importer_ioctl(struct file *file, unsigned int cmd,
 		if (ret)
 			return ret;
 		/* The mapping stays until UNMAP or close either way. */
+		return copy_to_user((void __user *)arg, &req, sizeof(req)) ?
+		       -EFAULT : 0;
+	case IMPORTER_IOC_MAP_AGAIN:
+		if (copy_from_user(&req, (void __user *)arg, sizeof(req)))
+			return -EFAULT;
+		if (req.reserved || req.dir > IMPORTER_DIR_FROM_DEVICE)
+			return -EINVAL;
+		mutex_lock(&f->lock);
+		ret = importer_map_again(f, &req);
+		mutex_unlock(&f->lock);
+		if (ret)
+			return ret;
 		return copy_to_user((void __user *)arg, &req, sizeof(req)) ?
 		       -EFAULT : 0;
 	case IMPORTER_IOC_UNMAP:

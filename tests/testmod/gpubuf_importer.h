@@ -43,8 +43,16 @@ struct importer_map {
 
 /* EBUSY when this file already holds a mapping; errors of the map op. */
 #define IMPORTER_IOC_MAP	_IOWR(0xBA, 0x01, struct importer_map)
-/* Unmap and detach; ENOENT when nothing is mapped. */
+/* Unmap (every mapping of the attachment) and detach; ENOENT when nothing is mapped. */
 #define IMPORTER_IOC_UNMAP	_IO(0xBA, 0x02)
+
+/*
+ * Map this file's attachment a second time (@fd ignored), as an importer
+ * that maps one attachment twice does; @nents and @first_dma describe the
+ * second mapping, which UNMAP or close unmaps first. ENOENT when nothing is
+ * mapped, EBUSY when mapped twice already; errors of the map op.
+ */
+#define IMPORTER_IOC_MAP_AGAIN	_IOWR(0xBA, 0x04, struct importer_map)
 
 /**
  * struct importer_vmap - read and write a whole dma-buf through dma_buf_vmap()
