@@ -68,15 +68,22 @@ int gpubuf_charge_headroom(void);
  * @live_bytes:    bytes held by those buffers
  * @peak_bytes:    highest @live_bytes since the module was loaded
  * @failed_allocs: ALLOC requests that passed validation but got no buffer
+ * @held_bytes:    bytes of released buffers that a driver still pins
+ *                 (counted against max_total_bytes until it unpins)
+ * @held_buffers:  released buffers with such pages
  */
 struct gpubuf_stats_snapshot {
 	u64 live_buffers;
 	u64 live_bytes;
 	u64 peak_bytes;
 	u64 failed_allocs;
+	u64 held_bytes;
+	u64 held_buffers;
 };
 
 void gpubuf_stats_read(struct gpubuf_stats_snapshot *snap);
+void gpubuf_held_scan(void);
+void gpubuf_held_release_all(void);
 
 /* gpubuf_dmabuf.c */
 struct dma_buf *gpubuf_export(struct gpubuf_buffer *buf, u32 fd_flags);

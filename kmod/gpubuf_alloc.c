@@ -14,11 +14,13 @@
 #include <linux/gfp.h>
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
+#include <linux/mutex.h>
 #include <linux/overflow.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/sysfs.h>
 #include <linux/vmalloc.h>
+#include <linux/workqueue.h>
 
 #include <linux/gpubuf.h>
 
@@ -53,9 +55,10 @@ static u64 gpubuf_max_buffer_bytes;
 static u64 gpubuf_max_total_bytes;
 
 /*
- * @reserved_bytes counts live buffers plus allocations in progress and is
- * what max_total_bytes limits; @live_bytes and @peak_bytes count only
- * buffers that exist, so a request that fails never shows in them.
+ * @reserved_bytes counts live buffers, allocations in progress and pages
+ * released but still held (below), and is what max_total_bytes limits;
+ * @live_bytes and @peak_bytes count only buffers that exist, so a request
+ * that fails never shows in them.
  */
 static struct {
 	atomic64_t live_buffers;
@@ -63,7 +66,28 @@ static struct {
 	atomic64_t reserved_bytes;
 	atomic64_t peak_bytes;
 	atomic64_t failed_allocs;
+	atomic64_t held_bytes;
+	atomic64_t held_buffers;
 } gpubuf_stats;
+
+/*
+ * Pages of released buffers that a GPU or RDMA driver still references
+ * (an MR, a CUDA registration, a KFD userptr pin them past the buffer's
+ * last fd and mapping): the chunks stay ours, counted in @held_bytes and
+ * against max_total_bytes, until only our reference is left. The list is
+ * revisited by a delayed work, before an allocation would be refused, and
+ * when the counters are read; under gpubuf_held_lock.
+ */
+struct gpubuf_held {
+	struct list_head node;
+	unsigned long nr_chunks;
+	struct page *chunks[];		/* head pages still referenced */
+};
+
+static LIST_HEAD(gpubuf_held_list);
+static DEFINE_MUTEX(gpubuf_held_lock);
+static void gpubuf_held_work_fn(struct work_struct *work);
+static DECLARE_DELAYED_WORK(gpubuf_held_work, gpubuf_held_work_fn);
 
 static u64 gpubuf_ram_bytes(void)
 {
@@ -149,6 +173,9 @@ void gpubuf_limits_init(void)
  */
 void gpubuf_stats_read(struct gpubuf_stats_snapshot *snap)
 {
+	gpubuf_held_scan();
+	snap->held_bytes = atomic64_read(&gpubuf_stats.held_bytes);
+	snap->held_buffers = atomic64_read(&gpubuf_stats.held_buffers);
 	snap->live_buffers = atomic64_read(&gpubuf_stats.live_buffers);
 	snap->live_bytes = atomic64_read(&gpubuf_stats.live_bytes);
 	snap->peak_bytes = atomic64_read(&gpubuf_stats.peak_bytes);
@@ -167,16 +194,25 @@ void gpubuf_note_failed_alloc(void)
  * Reserve @bytes against both limits; undone by gpubuf_unreserve(). Both
  * limits are at most RAM, so the sum below cannot wrap.
  */
-static int gpubuf_reserve(u64 bytes)
+static int gpubuf_try_reserve(u64 bytes)
 {
-	if (bytes > READ_ONCE(gpubuf_max_buffer_bytes))
-		return -EFBIG;
 	if (atomic64_add_return(bytes, &gpubuf_stats.reserved_bytes) >
 	    READ_ONCE(gpubuf_max_total_bytes)) {
 		atomic64_sub(bytes, &gpubuf_stats.reserved_bytes);
 		return -ENOSPC;
 	}
 	return 0;
+}
+
+/* Over the limit: free what held pages no one references any more first. */
+static int gpubuf_reserve(u64 bytes)
+{
+	if (bytes > READ_ONCE(gpubuf_max_buffer_bytes))
+		return -EFBIG;
+	if (!gpubuf_try_reserve(bytes))
+		return 0;
+	gpubuf_held_scan();
+	return gpubuf_try_reserve(bytes);
 }
 
 /* A buffer of @bytes now exists: count it and raise the peak. */
@@ -197,6 +233,142 @@ static void gpubuf_account_live(u64 bytes)
 static void gpubuf_unreserve(u64 bytes)
 {
 	atomic64_sub(bytes, &gpubuf_stats.reserved_bytes);
+}
+
+static void gpubuf_chunk_free(struct page *head)
+{
+	gpubuf_page_prepare_free(head);
+	__free_pages(head, compound_order(head));
+}
+
+/* Only our reference left: nobody else can reach a released chunk. */
+static bool gpubuf_chunk_idle(struct page *head)
+{
+	return page_ref_count(head) == 1;
+}
+
+/*
+ * Free the chunks of every held record that only we reference now, and
+ * give their bytes back to the limit. Returns whether any remain.
+ */
+static bool gpubuf_held_scan_locked(void)
+{
+	struct gpubuf_held *h, *tmp;
+	u64 freed = 0;
+
+	lockdep_assert_held(&gpubuf_held_lock);
+	list_for_each_entry_safe(h, tmp, &gpubuf_held_list, node) {
+		unsigned long i, kept = 0;
+
+		for (i = 0; i < h->nr_chunks; i++) {
+			struct page *head = h->chunks[i];
+
+			if (gpubuf_chunk_idle(head)) {
+				freed += PAGE_SIZE << compound_order(head);
+				gpubuf_chunk_free(head);
+			} else {
+				h->chunks[kept++] = head;
+			}
+		}
+		h->nr_chunks = kept;
+		if (!kept) {
+			list_del(&h->node);
+			kvfree(h);
+			atomic64_dec(&gpubuf_stats.held_buffers);
+		}
+	}
+	atomic64_sub(freed, &gpubuf_stats.held_bytes);
+	gpubuf_unreserve(freed);
+	return !list_empty(&gpubuf_held_list);
+}
+
+/**
+ * gpubuf_held_scan() - free held pages that no driver references any more
+ */
+void gpubuf_held_scan(void)
+{
+	mutex_lock(&gpubuf_held_lock);
+	gpubuf_held_scan_locked();
+	mutex_unlock(&gpubuf_held_lock);
+}
+
+static void gpubuf_held_work_fn(struct work_struct *work)
+{
+	bool more;
+
+	mutex_lock(&gpubuf_held_lock);
+	more = gpubuf_held_scan_locked();
+	mutex_unlock(&gpubuf_held_lock);
+	if (more)
+		schedule_delayed_work(&gpubuf_held_work, HZ);
+}
+
+/**
+ * gpubuf_held_release_all() - at unload, give up every held chunk
+ *
+ * What only we reference is freed; for the rest our reference is dropped,
+ * and the driver that still pins a chunk frees it with its last unpin,
+ * as for any page: nothing of the module is needed for that.
+ */
+void gpubuf_held_release_all(void)
+{
+	struct gpubuf_held *h, *tmp;
+
+	cancel_delayed_work_sync(&gpubuf_held_work);
+	mutex_lock(&gpubuf_held_lock);
+	list_for_each_entry_safe(h, tmp, &gpubuf_held_list, node) {
+		unsigned long i;
+
+		for (i = 0; i < h->nr_chunks; i++)
+			gpubuf_chunk_free(h->chunks[i]);
+		list_del(&h->node);
+		kvfree(h);
+	}
+	mutex_unlock(&gpubuf_held_lock);
+}
+
+/*
+ * Free @buf's chunks that only we reference; the others go on the held
+ * list, still counted against the limit. Returns the bytes kept.
+ */
+static u64 gpubuf_free_or_hold(struct gpubuf_buffer *buf)
+{
+	struct gpubuf_held *h = NULL;
+	unsigned long i = 0, n = 0;
+	u64 kept = 0;
+
+	while (i < buf->nr_pages) {
+		struct page *head = buf->pages[i];
+		unsigned int order = compound_order(head);
+
+		i += 1UL << order;
+		if (gpubuf_chunk_idle(head)) {
+			gpubuf_chunk_free(head);
+		} else {
+			/* The page array itself, reused: chunk heads in front. */
+			buf->pages[n++] = head;
+			kept += PAGE_SIZE << order;
+		}
+		cond_resched();
+	}
+	if (!n)
+		return 0;
+	h = kvmalloc(struct_size(h, chunks, n), GFP_KERNEL);
+	if (!h) {
+		/* No record: drop our references, the pinners free the pages. */
+		for (i = 0; i < n; i++)
+			gpubuf_chunk_free(buf->pages[i]);
+		return 0;
+	}
+	h->nr_chunks = n;
+	memcpy(h->chunks, buf->pages, n * sizeof(*h->chunks));
+	mutex_lock(&gpubuf_held_lock);
+	list_add_tail(&h->node, &gpubuf_held_list);
+	mutex_unlock(&gpubuf_held_lock);
+	atomic64_add(kept, &gpubuf_stats.held_bytes);
+	atomic64_inc(&gpubuf_stats.held_buffers);
+	schedule_delayed_work(&gpubuf_held_work, HZ);
+	return kept;
 }
 
 /*
@@ -431,18 +603,19 @@ err_unreserve:
  * @buf: the buffer; no attachment or kernel mapping may remain
  *
  * Pages still pinned by a GPU or RDMA driver stay allocated until that
- * driver unpins them: the page reference counts keep them alive.
+ * driver unpins them, and stay counted against max_total_bytes until
+ * then: they are held (gpubuf_held), not freed.
  */
 void gpubuf_buffer_destroy(struct gpubuf_buffer *buf)
 {
-	u64 bytes = gpubuf_buffer_bytes(buf);
+	u64 bytes = gpubuf_buffer_bytes(buf), kept;
 
 	WARN_ON(!list_empty(&buf->attachments) || buf->vmap_count);
-	gpubuf_free_pages(buf->pages, buf->nr_pages);
+	kept = gpubuf_free_or_hold(buf);
 	kvfree(buf->pages);
 	mutex_destroy(&buf->lock);
 	kfree(buf);
 	atomic64_dec(&gpubuf_stats.live_buffers);
 	atomic64_sub(bytes, &gpubuf_stats.live_bytes);
-	gpubuf_unreserve(bytes);
+	gpubuf_unreserve(bytes - kept);
 }

@@ -43,6 +43,10 @@ static struct gpubuf_stat_attr gpubuf_stat_attrs[] = {
 	  offsetof(struct gpubuf_stats_snapshot, peak_bytes) },
 	{ __ATTR(failed_allocs, 0444, gpubuf_stat_show, NULL),
 	  offsetof(struct gpubuf_stats_snapshot, failed_allocs) },
+	{ __ATTR(held_bytes, 0444, gpubuf_stat_show, NULL),
+	  offsetof(struct gpubuf_stats_snapshot, held_bytes) },
+	{ __ATTR(held_buffers, 0444, gpubuf_stat_show, NULL),
+	  offsetof(struct gpubuf_stats_snapshot, held_buffers) },
 };
 
 static struct attribute *gpubuf_attrs[] = {
@@ -50,6 +54,8 @@ static struct attribute *gpubuf_attrs[] = {
 	&gpubuf_stat_attrs[1].attr.attr,
 	&gpubuf_stat_attrs[2].attr.attr,
 	&gpubuf_stat_attrs[3].attr.attr,
+	&gpubuf_stat_attrs[4].attr.attr,
+	&gpubuf_stat_attrs[5].attr.attr,
 	NULL,
 };
 
@@ -87,10 +93,14 @@ static int __init gpubuf_init(void)
 	return 0;
 }
 
-/* Every buffer holds a module reference, so none is alive here. */
+/*
+ * Every buffer holds a module reference, so none is alive here; pages of
+ * released buffers that a driver still pins are left to that driver.
+ */
 static void __exit gpubuf_exit(void)
 {
 	misc_deregister(&gpubuf_misc);
+	gpubuf_held_release_all();
 }
 
 module_init(gpubuf_init);

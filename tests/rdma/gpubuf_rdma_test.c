@@ -346,6 +346,99 @@ TEST_F_TIMEOUT(conn, mr_pins_pages_until_dereg, 300)
 }
 
 /*
+ * Issue 25, item 1: pages an MR still pins after their buffer's last fd
+ * and mapping are gone are held by gpubuf (held_bytes, held_buffers) and
+ * stay counted against max_total_bytes until the MR lets go: an
+ * allocation that would pass the cap with them is refused, a smaller one
+ * is not; after dereg (and the QPs, which rxe of 5.10 keeps the MR with)
+ * the room is back and nothing is held. Before, the pinned pages left the
+ * count with the buffer and the cap could be passed.
+ */
+TEST_F_TIMEOUT(conn, held_pages_count_against_the_cap, 300)
+{
+	const size_t len = RXE_SAFE_LEN(4 * SZ_1M);
+	unsigned long long max_total = gb_param("max_total_bytes");
+	unsigned long long live = gb_stat("live_bytes");
+	struct why w = { "" };
+	struct gbuf dst;
+	int dev = gb_open(), fd, i;
+
+	ASSERT_LE(0, dev);
+	EXPECT_EQ(0, gb_stat("held_bytes"));
+	ASSERT_EQ(0, gbuf_alloc(&w, &dst, len)) TH_LOG("%s", w.text);
+	ASSERT_EQ(0, gbuf_reg(&w, &dst, self->rc.pd)) TH_LOG("%s", w.text);
+	/* Every user reference goes; the MR's pin stays. */
+	munmap(dst.p, len);
+	close(dst.fd);
+	EXPECT_EQ(live, gb_stat("live_bytes"));
+
+	ASSERT_EQ(0, gb_set_param("max_total_bytes", live + len + len / 2));
+	fd = gb_alloc(dev, len);
+	EXPECT_EQ(-ENOSPC, fd);
+	if (fd >= 0)
+		close(fd);
+	EXPECT_EQ(len, gb_stat("held_bytes"));
+	EXPECT_EQ(1, gb_stat("held_buffers"));
+	fd = gb_alloc(dev, len / 4);
+	EXPECT_LE(0, fd);
+	if (fd >= 0)
+		close(fd);
+
+	EXPECT_EQ(0, ibv_dereg_mr(dst.mr));
+	for (i = 0; i < 2; i++) {
+		ibv_destroy_qp(self->rc.qp[i]);
+		self->rc.qp[i] = NULL;
+	}
+	/* The refused size fits again: the held pages were freed for it. */
+	fd = gb_alloc(dev, len);
+	EXPECT_LE(0, fd);
+	if (fd >= 0)
+		close(fd);
+	EXPECT_EQ(0, gb_stat("held_bytes"));
+	EXPECT_EQ(0, gb_stat("held_buffers"));
+	/* 0 restores the RAM-derived default. */
+	EXPECT_EQ(0, gb_set_param("max_total_bytes", 0));
+	EXPECT_EQ(max_total, gb_param("max_total_bytes"));
+	close(dev);
+}
+
+/*
+ * Held pages do not keep gpubuf.ko loaded (no buffer is left): unloading
+ * gives them up to the MR, whose dereg then frees them as any page, with
+ * nothing of the module needed. The module loads again (GPUBUF_KO) for
+ * the suites after this one; the guest's dmesg check sees any complaint.
+ */
+TEST_F_TIMEOUT(conn, unload_while_pages_are_held, 300)
+{
+	const size_t len = RXE_SAFE_LEN(4 * SZ_1M);
+	struct why w = { "" };
+	long long base;
+	struct gbuf dst;
+	int i, dev;
+
+	ASSERT_EQ(0, gbuf_alloc(&w, &dst, len)) TH_LOG("%s", w.text);
+	ASSERT_EQ(0, gbuf_reg(&w, &dst, self->rc.pd)) TH_LOG("%s", w.text);
+	base = pins_now();
+	munmap(dst.p, len);
+	close(dst.fd);
+	EXPECT_EQ(len, gb_stat("held_bytes"));
+	ASSERT_EQ(0, gb_unload_module("gpubuf"));
+	/* The pages are still there for the MR, pinned as before. */
+	EXPECT_EQ(base, pins_now());
+	EXPECT_EQ(0, ibv_dereg_mr(dst.mr));
+	for (i = 0; i < 2; i++) {
+		ibv_destroy_qp(self->rc.qp[i]);
+		self->rc.qp[i] = NULL;
+	}
+	ASSERT_EQ(0, gb_load_module("GPUBUF_KO", ""));
+	dev = gb_open();
+	ASSERT_LE(0, dev);
+	EXPECT_EQ(0, gb_stat("held_bytes"));
+	EXPECT_EQ(0, gb_stat("live_buffers"));
+	close(dev);
+}
+
+/*
  * fork() after ibv_reg_mr: a MAP_SHARED mapping is shared, not copied, so
  * the child's stores land in the pages the MR pins (no ibv_fork_init
  * needed; the anonymous-memory fork problem does not arise).

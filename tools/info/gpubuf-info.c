@@ -22,9 +22,10 @@ static const char *const limit_names[] = {
 };
 static const char *const counter_names[] = {
 	"live_buffers", "live_bytes", "peak_bytes", "failed_allocs",
+	"held_bytes", "held_buffers",
 };
 #define NR_LIMITS	2
-#define NR_COUNTERS	4
+#define NR_COUNTERS	6
 
 struct info {
 	struct gpubuf_ctx *ctx;
