@@ -117,7 +117,7 @@ for suite in "$@"; do
 			apt-get install -y -qq --no-install-recommends $pkgs" >>"$log.lib" 2>&1
 	[ -f "$root/usr/include/vulkan/vulkan.h" ] &&
 		[ -x "$root/usr/bin/glslangValidator" ] &&
-		ls "$root"/usr/share/vulkan/icd.d/lvp_icd.*.json >/dev/null 2>&1
+		ls "$root"/usr/share/vulkan/icd.d/lvp_icd*.json >/dev/null 2>&1
 	emit $((! $?)) "$suite: the suite's Vulkan headers, glslangValidator and lavapipe are installed" "$log.lib"
 	# libgpubuf uses DLPack 0.6's names; a suite with an older dlpack.h
 	# (bullseye: 0.2) gets bookworm's header package, headers only.

@@ -10,11 +10,12 @@
  * shaderFloat64. Needs no Vulkan device.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
-#include "tap.h"
-
 #ifdef GPUBUF_HAVE_VULKAN_KERNELS
+
+#include "tap.h"
 
 #define T_SPIRV(name)							\
 	extern const uint32_t gpubuf_vk_spirv_##name[];			\
