@@ -24,6 +24,8 @@ struct dma_buf;
  *               pages whose head and tail pages all appear here
  * @nr_pages:    number of entries in @pages
  * @nr_chunks:   number of physically contiguous runs in @pages
+ * @huge_chunks: number of 2 MiB pages among them
+ * @reserve_chunks: how many of those came from the reserve
  * @flags:       GPUBUF_ALLOC_* flags it was allocated with
  * @numa_node:   requested node or GPUBUF_NUMA_ANY
  * @lock:        protects @attachments, @vmap_count and @vaddr
@@ -35,6 +37,8 @@ struct gpubuf_buffer {
 	struct page **pages;
 	unsigned long nr_pages;
 	unsigned int nr_chunks;
+	unsigned long huge_chunks;
+	unsigned long reserve_chunks;
 	u64 flags;
 	int numa_node;
 	struct mutex lock; /* see @lock above */
@@ -42,6 +46,10 @@ struct gpubuf_buffer {
 	unsigned int vmap_count;
 	void *vaddr;
 };
+
+/* The largest chunk: one 2 MiB page, mapped with one PMD entry. */
+#define GPUBUF_HUGE_ORDER	(PAGE_SHIFT < 21 ? 21 - PAGE_SHIFT : 0)
+#define GPUBUF_HUGE_BYTES	(PAGE_SIZE << GPUBUF_HUGE_ORDER)
 
 /*
  * Metadata allocated for a caller (buffer structs, page arrays,
@@ -71,6 +79,11 @@ int gpubuf_charge_headroom(void);
  * @held_bytes:    bytes of released buffers that a driver still pins
  *                 (counted against max_total_bytes until it unpins)
  * @held_buffers:  released buffers with such pages
+ * @reserve_ready_bytes:   zeroed 2 MiB pages waiting in the reserve
+ * @reserve_zeroing_bytes: reserve pages back from buffers, being zeroed
+ * @reserve_used_bytes:    reserve pages lent to buffers (live or held)
+ * @reserve_shrunk_bytes:  reserve pages given back under memory pressure
+ *                         since load
  */
 struct gpubuf_stats_snapshot {
 	u64 live_buffers;
@@ -79,11 +92,24 @@ struct gpubuf_stats_snapshot {
 	u64 failed_allocs;
 	u64 held_bytes;
 	u64 held_buffers;
+	u64 reserve_ready_bytes;
+	u64 reserve_zeroing_bytes;
+	u64 reserve_used_bytes;
+	u64 reserve_shrunk_bytes;
 };
 
 void gpubuf_stats_read(struct gpubuf_stats_snapshot *snap);
 void gpubuf_held_scan(void);
 void gpubuf_held_release_all(void);
+
+/* gpubuf_reserve.c */
+int gpubuf_reserve_init(void);
+void gpubuf_reserve_exit(void);
+bool gpubuf_reserve_serves_current(void);
+struct page *gpubuf_reserve_take(int nid, bool strict);
+bool gpubuf_reserve_give_back(struct page *head);
+void gpubuf_reserve_forget(struct page *head);
+void gpubuf_reserve_read(struct gpubuf_stats_snapshot *snap);
 
 /* gpubuf_dmabuf.c */
 struct dma_buf *gpubuf_export(struct gpubuf_buffer *buf, u32 fd_flags);

@@ -45,7 +45,7 @@
 
 /* 2 MiB, 64 KiB, one page: largest first. */
 static const unsigned int gpubuf_orders[] = {
-	PAGE_SHIFT < 21 ? 21 - PAGE_SHIFT : 0,
+	GPUBUF_HUGE_ORDER,
 	PAGE_SHIFT < 16 ? 16 - PAGE_SHIFT : 0,
 	0,
 };
@@ -180,6 +180,7 @@ void gpubuf_stats_read(struct gpubuf_stats_snapshot *snap)
 	snap->live_bytes = atomic64_read(&gpubuf_stats.live_bytes);
 	snap->peak_bytes = atomic64_read(&gpubuf_stats.peak_bytes);
 	snap->failed_allocs = atomic64_read(&gpubuf_stats.failed_allocs);
+	gpubuf_reserve_read(snap);
 }
 
 /**
@@ -235,8 +236,11 @@ static void gpubuf_unreserve(u64 bytes)
 	atomic64_sub(bytes, &gpubuf_stats.reserved_bytes);
 }
 
+/* A 2 MiB chunk may go back to the reserve instead of the buddy allocator. */
 static void gpubuf_chunk_free(struct page *head)
 {
+	if (gpubuf_reserve_give_back(head))
+		return;
 	gpubuf_page_prepare_free(head);
 	__free_pages(head, compound_order(head));
 }
@@ -319,8 +323,17 @@ void gpubuf_held_release_all(void)
 	list_for_each_entry_safe(h, tmp, &gpubuf_held_list, node) {
 		unsigned long i;
 
-		for (i = 0; i < h->nr_chunks; i++)
-			gpubuf_chunk_free(h->chunks[i]);
+		for (i = 0; i < h->nr_chunks; i++) {
+			struct page *head = h->chunks[i];
+
+			if (gpubuf_chunk_idle(head)) {
+				gpubuf_chunk_free(head);
+				continue;
+			}
+			gpubuf_reserve_forget(head);
+			gpubuf_page_prepare_free(head);
+			__free_pages(head, compound_order(head));
+		}
 		list_del(&h->node);
 		kvfree(h);
 	}
@@ -380,21 +393,22 @@ static void gpubuf_free_pages(struct page **pages, unsigned long nr_pages)
 	unsigned long i = 0;
 
 	while (i < nr_pages) {
-		unsigned int order = compound_order(pages[i]);
+		struct page *head = pages[i];
 
-		gpubuf_page_prepare_free(pages[i]);
-		__free_pages(pages[i], order);
-		i += 1UL << order;
+		i += 1UL << compound_order(head);
+		gpubuf_chunk_free(head);
 		cond_resched();
 	}
 }
 
 /*
  * Allocate one chunk of at most @remaining pages, trying orders from
- * *@order_idx down. An order that failed is not tried again for this
- * buffer: memory that could not give it once will not for a while.
+ * *@order_idx down, 2 MiB ones from the reserve first when @buf may use
+ * it. An order that failed is not tried again for this buffer: memory
+ * that could not give it once will not for a while.
  */
-static struct page *gpubuf_alloc_chunk(int nid, bool strict,
+static struct page *gpubuf_alloc_chunk(struct gpubuf_buffer *buf, int nid,
+				       bool strict, bool from_reserve,
 				       unsigned long remaining,
 				       unsigned int *order_idx)
 {
@@ -403,18 +417,24 @@ static struct page *gpubuf_alloc_chunk(int nid, bool strict,
 	for (i = *order_idx; i < ARRAY_SIZE(gpubuf_orders); i++) {
 		unsigned int order = gpubuf_orders[i];
 		gfp_t gfp = order ? GPUBUF_GFP_HIGH_ORDER : GPUBUF_GFP_ORDER0;
-		struct page *page;
+		struct page *page = NULL;
 
 		if ((1UL << order) > remaining)
 			continue;
+		if (order == GPUBUF_HUGE_ORDER && from_reserve)
+			page = gpubuf_reserve_take(nid, strict);
+		if (page)
+			buf->reserve_chunks++;
 		/* Without a node the task's mempolicy decides (numactl). */
-		if (nid == NUMA_NO_NODE)
+		else if (nid == NUMA_NO_NODE)
 			page = alloc_pages(gfp, order);
 		else
 			page = alloc_pages_node(nid, strict ?
 						gfp | __GFP_THISNODE : gfp, order);
 		if (page) {
 			gpubuf_page_make_mappable(page);
+			if (order == GPUBUF_HUGE_ORDER)
+				buf->huge_chunks++;
 			*order_idx = i;
 			return page;
 		}
@@ -427,6 +447,7 @@ static int gpubuf_fill_pages(struct gpubuf_buffer *buf)
 	bool strict = buf->flags & GPUBUF_ALLOC_NUMA_STRICT;
 	int nid = buf->numa_node == GPUBUF_NUMA_ANY ? NUMA_NO_NODE :
 						       buf->numa_node;
+	bool from_reserve = gpubuf_reserve_serves_current();
 	unsigned int order_idx = 0;
 	unsigned long done = 0;
 
@@ -436,8 +457,8 @@ static int gpubuf_fill_pages(struct gpubuf_buffer *buf)
 
 		if (fatal_signal_pending(current))
 			goto err_free;
-		page = gpubuf_alloc_chunk(nid, strict, buf->nr_pages - done,
-					  &order_idx);
+		page = gpubuf_alloc_chunk(buf, nid, strict, from_reserve,
+					  buf->nr_pages - done, &order_idx);
 		if (!page)
 			goto err_free;
 		n = 1UL << compound_order(page);

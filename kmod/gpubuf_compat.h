@@ -9,9 +9,13 @@
 #define GPUBUF_COMPAT_H
 
 #include <linux/dma-buf.h>
+#include <linux/memcontrol.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/page_counter.h>
 #include <linux/scatterlist.h>
+#include <linux/shrinker.h>
+#include <linux/slab.h>
 
 #include "gpubuf_compat_probed.h"
 
@@ -111,6 +115,89 @@ static inline void gpubuf_chunk_set_index(struct page *page, pgoff_t index)
 	page_folio(page)->index = index;
 #else
 	page->index = index;
+#endif
+}
+
+/*
+ * Whether a page carries a memory cgroup charge: page->memcg_data since
+ * 5.11, page->mem_cgroup before.
+ */
+static inline bool gpubuf_page_charged(struct page *page)
+{
+#if !defined(CONFIG_MEMCG)
+	return false;
+#elif defined(GPUBUF_HAVE_PAGE_MEMCG_DATA)
+	return READ_ONCE(page->memcg_data) != 0;
+#else
+	return !!READ_ONCE(page->mem_cgroup);
+#endif
+}
+
+#ifdef CONFIG_MEMCG
+/* A cgroup's memory.high; before 5.8 it was not in the page counter. */
+static inline unsigned long gpubuf_memcg_high(struct mem_cgroup *memcg)
+{
+#ifdef GPUBUF_HAVE_PAGE_COUNTER_HIGH
+	return READ_ONCE(memcg->memory.high);
+#else
+	return READ_ONCE(memcg->high);
+#endif
+}
+#endif
+
+typedef unsigned long (*gpubuf_shrink_fn)(struct shrinker *s,
+					  struct shrink_control *sc);
+
+/*
+ * A NUMA-aware shrinker scanning one object at a time (its objects are
+ * large): allocated by the core since 6.7, named since 6.0, embedded by
+ * its user before. NULL when it cannot be registered.
+ */
+static inline struct shrinker *gpubuf_shrinker_create(const char *name,
+						      gpubuf_shrink_fn count,
+						      gpubuf_shrink_fn scan)
+{
+	struct shrinker *s;
+
+#ifdef GPUBUF_HAVE_SHRINKER_ALLOC
+	s = shrinker_alloc(SHRINKER_NUMA_AWARE, "%s", name);
+	if (!s)
+		return NULL;
+	s->count_objects = count;
+	s->scan_objects = scan;
+	s->batch = 1;
+	shrinker_register(s);
+#else
+	int ret;
+
+	s = kzalloc(sizeof(*s), GFP_KERNEL);
+	if (!s)
+		return NULL;
+	s->count_objects = count;
+	s->scan_objects = scan;
+	s->seeks = DEFAULT_SEEKS;
+	s->batch = 1;
+	s->flags = SHRINKER_NUMA_AWARE;
+#ifdef GPUBUF_HAVE_REGISTER_SHRINKER_NAME
+	ret = register_shrinker(s, "%s", name);
+#else
+	ret = register_shrinker(s);
+#endif
+	if (ret) {
+		kfree(s);
+		return NULL;
+	}
+#endif
+	return s;
+}
+
+static inline void gpubuf_shrinker_destroy(struct shrinker *s)
+{
+#ifdef GPUBUF_HAVE_SHRINKER_ALLOC
+	shrinker_free(s);
+#else
+	unregister_shrinker(s);
+	kfree(s);
 #endif
 }
 

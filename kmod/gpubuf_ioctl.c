@@ -160,7 +160,7 @@ static int gpubuf_ioctl_info(union gpubuf_ioctl_arg *arg, void __user *uarg,
 	struct dma_buf *dmabuf;
 	int ret;
 
-	if (info->reserved0 || info->reserved[0] || info->reserved[1])
+	if (info->reserved0 || info->huge_bytes || info->reserve_bytes)
 		return -EINVAL;
 
 	dmabuf = dma_buf_get(info->fd);
@@ -176,6 +176,8 @@ static int gpubuf_ioctl_info(union gpubuf_ioctl_arg *arg, void __user *uarg,
 	info->flags = buf->flags;
 	info->numa_node = buf->numa_node;
 	info->nr_chunks = buf->nr_chunks;
+	info->huge_bytes = (u64)buf->huge_chunks * GPUBUF_HUGE_BYTES;
+	info->reserve_bytes = (u64)buf->reserve_chunks * GPUBUF_HUGE_BYTES;
 	ret = gpubuf_copy_out(uarg, info, usize, sizeof(*info));
 out_put:
 	dma_buf_put(dmabuf);

@@ -47,6 +47,14 @@ static struct gpubuf_stat_attr gpubuf_stat_attrs[] = {
 	  offsetof(struct gpubuf_stats_snapshot, held_bytes) },
 	{ __ATTR(held_buffers, 0444, gpubuf_stat_show, NULL),
 	  offsetof(struct gpubuf_stats_snapshot, held_buffers) },
+	{ __ATTR(reserve_ready_bytes, 0444, gpubuf_stat_show, NULL),
+	  offsetof(struct gpubuf_stats_snapshot, reserve_ready_bytes) },
+	{ __ATTR(reserve_zeroing_bytes, 0444, gpubuf_stat_show, NULL),
+	  offsetof(struct gpubuf_stats_snapshot, reserve_zeroing_bytes) },
+	{ __ATTR(reserve_used_bytes, 0444, gpubuf_stat_show, NULL),
+	  offsetof(struct gpubuf_stats_snapshot, reserve_used_bytes) },
+	{ __ATTR(reserve_shrunk_bytes, 0444, gpubuf_stat_show, NULL),
+	  offsetof(struct gpubuf_stats_snapshot, reserve_shrunk_bytes) },
 };
 
 static struct attribute *gpubuf_attrs[] = {
@@ -56,6 +64,10 @@ static struct attribute *gpubuf_attrs[] = {
 	&gpubuf_stat_attrs[3].attr.attr,
 	&gpubuf_stat_attrs[4].attr.attr,
 	&gpubuf_stat_attrs[5].attr.attr,
+	&gpubuf_stat_attrs[6].attr.attr,
+	&gpubuf_stat_attrs[7].attr.attr,
+	&gpubuf_stat_attrs[8].attr.attr,
+	&gpubuf_stat_attrs[9].attr.attr,
 	NULL,
 };
 
@@ -83,9 +95,13 @@ static int __init gpubuf_init(void)
 	int ret;
 
 	gpubuf_limits_init();
+	ret = gpubuf_reserve_init();
+	if (ret)
+		return ret;
 	ret = misc_register(&gpubuf_misc);
 	if (ret) {
 		pr_err("cannot register /dev/%s: %d\n", GPUBUF_DEVICE_NAME, ret);
+		gpubuf_reserve_exit();
 		return ret;
 	}
 	pr_info("version %s, ABI %d\n", GPUBUF_VERSION_STRING,
@@ -95,12 +111,14 @@ static int __init gpubuf_init(void)
 
 /*
  * Every buffer holds a module reference, so none is alive here; pages of
- * released buffers that a driver still pins are left to that driver.
+ * released buffers that a driver still pins are left to that driver, and
+ * the reserve goes last, after the held chunks came back to it.
  */
 static void __exit gpubuf_exit(void)
 {
 	misc_deregister(&gpubuf_misc);
 	gpubuf_held_release_all();
+	gpubuf_reserve_exit();
 }
 
 module_init(gpubuf_init);

@@ -365,7 +365,8 @@ static void fz_info_verify(struct fz_thread *t, const struct gpubuf_info *out,
 {
 	if (out->flags & ~GPUBUF_ALLOC_VALID_FLAGS || !out->nr_chunks ||
 	    out->nr_chunks > out->size / fz_cfg.page || out->reserved0 ||
-	    out->reserved[0] || out->reserved[1] || out->size % fz_cfg.page)
+	    out->huge_bytes > out->size || out->reserve_bytes > out->huge_bytes ||
+	    out->huge_bytes % (2 << 20) || out->size % fz_cfg.page)
 		fz_violation(t, "INFO answer inconsistent: size %llu flags %#llx chunks %u",
 			     (unsigned long long)out->size,
 			     (unsigned long long)out->flags, out->nr_chunks);
@@ -393,8 +394,10 @@ void fz_op_info(struct fz_thread *t)
 		bad_field = 1;
 		if (fz_one_in(t, 2))
 			req.reserved0 = 1U << fz_below(t, 32);
+		else if (fz_one_in(t, 2))
+			req.huge_bytes = fz_nasty_u64(t) | 1;
 		else
-			req.reserved[fz_below(t, 2)] = fz_nasty_u64(t) | 1;
+			req.reserve_bytes = fz_nasty_u64(t) | 1;
 	}
 	/* Output fields carry garbage in: the driver must ignore it. */
 	if (fz_one_in(t, 3)) {

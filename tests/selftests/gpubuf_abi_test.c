@@ -64,6 +64,8 @@ TEST(struct_sizes_are_fixed)
 	ASSERT_EQ(GPUBUF_INFO_SIZE_VER0, sizeof(struct gpubuf_info));
 	ASSERT_EQ(24, offsetof(struct gpubuf_alloc, fd));
 	ASSERT_EQ(28, offsetof(struct gpubuf_info, nr_chunks));
+	ASSERT_EQ(32, offsetof(struct gpubuf_info, huge_bytes));
+	ASSERT_EQ(40, offsetof(struct gpubuf_info, reserve_bytes));
 }
 
 TEST(older_newer_struct_sizes)
@@ -287,8 +289,17 @@ TEST(info_on_own_buffer)
 	EXPECT_EQ(GPUBUF_NUMA_ANY, info.numa_node);
 	EXPECT_LE(1, info.nr_chunks);
 	EXPECT_GE(4, info.nr_chunks);
-	EXPECT_EQ(0, info.reserved[0]);
+	/* 16 KiB cannot hold a 2 MiB page, so none of it is huge or lent. */
+	EXPECT_EQ(0, info.huge_bytes);
+	EXPECT_EQ(0, info.reserve_bytes);
 	info.reserved0 = 1;
+	EXPECT_EQ(-EINVAL, gb_ioctl(dev, GPUBUF_IOC_INFO, &info));
+	/* The new out fields were reserved: non-zero on input is refused. */
+	info.reserved0 = 0;
+	info.huge_bytes = 1;
+	EXPECT_EQ(-EINVAL, gb_ioctl(dev, GPUBUF_IOC_INFO, &info));
+	info.huge_bytes = 0;
+	info.reserve_bytes = 1;
 	EXPECT_EQ(-EINVAL, gb_ioctl(dev, GPUBUF_IOC_INFO, &info));
 	close(fd);
 	close(dev);

@@ -106,20 +106,27 @@ static inline unsigned long long gb_param(const char *name)
 	return gb_read_u64(path);
 }
 
-/* MemTotal in bytes; 0 when unknown. */
-static inline unsigned long long gb_mem_total(void)
+/* The /proc/meminfo line @key ("MemFree", ...) in bytes; 0 when unknown. */
+static inline unsigned long long gb_meminfo(const char *key)
 {
-	unsigned long long kb = 0;
+	unsigned long long kb, found = 0;
+	size_t klen = strlen(key);
 	char line[128];
 	FILE *f = fopen("/proc/meminfo", "r");
 
 	if (!f)
 		return 0;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemTotal: %llu kB", &kb) == 1)
-			break;
+		if (!strncmp(line, key, klen) && line[klen] == ':' &&
+		    sscanf(line + klen + 1, "%llu", &kb) == 1)
+			found = kb * 1024;
 	fclose(f);
-	return kb * 1024;
+	return found;
+}
+
+static inline unsigned long long gb_mem_total(void)
+{
+	return gb_meminfo("MemTotal");
 }
 
 static inline int gb_write_str(const char *path, const char *text)

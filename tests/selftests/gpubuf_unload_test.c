@@ -63,4 +63,40 @@ TEST(live_buffers_pin_the_module)
 	EXPECT_EQ(0, gb_stat("live_buffers"));
 }
 
+/*
+ * reserve_bytes given at load is filled before /dev/gpubuf appears, and
+ * unload gives every page back, those lent to a freed buffer included.
+ */
+TEST(reserve_set_at_load_goes_back_at_unload)
+{
+	unsigned long long before, loaded, after;
+	struct gpubuf_info info;
+	int dev, fd;
+
+	ASSERT_EQ(0, unload());
+	before = gb_meminfo("MemFree");
+	ASSERT_EQ(0, gb_load_module("GPUBUF_KO", "reserve_bytes=67108864"));
+	EXPECT_EQ(64 * SZ_1M, gb_param("reserve_bytes"));
+	EXPECT_EQ(64 * SZ_1M, gb_stat("reserve_ready_bytes"));
+	loaded = gb_meminfo("MemFree");
+	EXPECT_LE(48 * SZ_1M, before - loaded);
+
+	dev = gb_open();
+	ASSERT_LE(0, dev);
+	fd = gb_alloc(dev, 16 * SZ_1M);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, gb_info(dev, fd, &info));
+	EXPECT_EQ(16 * SZ_1M, info.reserve_bytes);
+	close(fd);
+	close(dev);
+
+	ASSERT_EQ(0, unload());
+	after = gb_meminfo("MemFree");
+	EXPECT_GE(16 * SZ_1M, before > after ? before - after : 0)
+		TH_LOG("%llu MiB free before load, %llu MiB after unload",
+		       before >> 20, after >> 20);
+	ASSERT_EQ(0, load());
+	EXPECT_EQ(0, gb_stat("reserve_ready_bytes"));
+}
+
 TEST_HARNESS_MAIN

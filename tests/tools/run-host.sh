@@ -419,9 +419,10 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["backend"] == "memfd", d["backend"]
 assert d["library"]["version"].count(".") == 2
-for k in ("max_buffer_bytes", "max_total_bytes"):
+for k in ("max_buffer_bytes", "max_total_bytes", "reserve_bytes"):
     assert k in d["limits"]
-for k in ("live_buffers", "live_bytes", "peak_bytes", "failed_allocs"):
+for k in ("live_buffers", "live_bytes", "peak_bytes", "failed_allocs",
+          "held_bytes", "reserve_ready_bytes", "reserve_used_bytes"):
     assert k in d["counters"]
 assert set(d["runtimes"]) == {"cuda", "hsa"}
 assert isinstance(d["drm_devices"], list)

@@ -18,14 +18,15 @@
 #include "../common/sysinfo.h"
 
 static const char *const limit_names[] = {
-	"max_buffer_bytes", "max_total_bytes",
+	"max_buffer_bytes", "max_total_bytes", "reserve_bytes",
 };
 static const char *const counter_names[] = {
 	"live_buffers", "live_bytes", "peak_bytes", "failed_allocs",
-	"held_bytes", "held_buffers",
+	"held_bytes", "held_buffers", "reserve_ready_bytes",
+	"reserve_zeroing_bytes", "reserve_used_bytes", "reserve_shrunk_bytes",
 };
-#define NR_LIMITS	2
-#define NR_COUNTERS	6
+#define NR_LIMITS	3
+#define NR_COUNTERS	10
 
 struct info {
 	struct gpubuf_ctx *ctx;
@@ -138,7 +139,7 @@ static const char *info_na(const struct info *in)
 
 static void text_probe(const struct gpu_probe *p)
 {
-	printf("%-18s ", p->name);
+	printf("%-22s ", p->name);
 	if (!p->found)
 		printf("unavailable: %s\n", p->reason);
 	else if (p->usable)
@@ -154,51 +155,51 @@ static void info_text(const struct info *in)
 {
 	int i;
 
-	printf("%-18s %d.%d.%d (compiled against %s, ABI %d)\n", "library",
+	printf("%-22s %d.%d.%d (compiled against %s, ABI %d)\n", "library",
 	       gpubuf_version_major(), gpubuf_version_minor(),
 	       gpubuf_version_patch(), GPUBUF_VERSION_STRING,
 	       GPUBUF_ABI_VERSION);
-	printf("%-18s %s%s%s\n", "backend", in->backend,
+	printf("%-22s %s%s%s\n", "backend", in->backend,
 	       in->ctx ? "" : ": ", in->ctx ? "" : in->open_error);
 	if (in->have_driver)
-		printf("%-18s %u.%u.%u, ABI %u..%u\n", "driver", in->drv.major,
+		printf("%-22s %u.%u.%u, ABI %u..%u\n", "driver", in->drv.major,
 		       in->drv.minor, in->drv.patch, in->drv.abi_min,
 		       in->drv.abi);
 	else
-		printf("%-18s %s\n", "driver", info_na(in));
-	printf("%-18s %s\n", "kernel", in->kernel);
+		printf("%-22s %s\n", "driver", info_na(in));
+	printf("%-22s %s\n", "kernel", in->kernel);
 	if (in->emulated)
-		printf("%-18s %s\n", "emulated", in->emulated_why);
+		printf("%-22s %s\n", "emulated", in->emulated_why);
 	for (i = 0; i < NR_LIMITS; i++) {
 		if (in->have_limit[i])
-			printf("%-18s %llu\n", limit_names[i],
+			printf("%-22s %llu\n", limit_names[i],
 			       (unsigned long long)in->limit[i]);
 		else
-			printf("%-18s %s\n", limit_names[i], info_na(in));
+			printf("%-22s %s\n", limit_names[i], info_na(in));
 	}
 	for (i = 0; i < NR_COUNTERS; i++) {
 		if (in->have_counter[i])
-			printf("%-18s %llu\n", counter_names[i],
+			printf("%-22s %llu\n", counter_names[i],
 			       (unsigned long long)in->counter[i]);
 		else
-			printf("%-18s %s\n", counter_names[i], info_na(in));
+			printf("%-22s %s\n", counter_names[i], info_na(in));
 	}
 	text_probe(&in->cuda);
 	text_probe(&in->hsa);
 	if (in->nr_cards <= 0)
-		printf("%-18s none\n", "drm");
+		printf("%-22s none\n", "drm");
 	for (i = 0; i < in->nr_cards; i++)
-		printf("%-18s %s %s %d.%d.%d\n", "drm", in->cards[i].path,
+		printf("%-22s %s %s %d.%d.%d\n", "drm", in->cards[i].path,
 		       in->cards[i].driver, in->cards[i].major,
 		       in->cards[i].minor, in->cards[i].patch);
 	if (!in->map_size)
 		return;
 	if (in->map_err)
-		printf("%-18s %llu bytes: %s\n", "mapping",
+		printf("%-22s %llu bytes: %s\n", "mapping",
 		       (unsigned long long)in->map_size,
 		       gpubuf_strerror(in->map_err));
 	else
-		printf("%-18s %llu bytes, %s: %.1f%% in 2 MiB (PMD) entries, %.1f%% resident\n",
+		printf("%-22s %llu bytes, %s: %.1f%% in 2 MiB (PMD) entries, %.1f%% resident\n",
 		       "mapping", (unsigned long long)in->map_bytes,
 		       in->map_aligned ? "2 MiB-aligned" : "not 2 MiB-aligned",
 		       100.0 * in->map_pmd / in->map_bytes,

@@ -104,9 +104,13 @@ struct gpubuf_alloc {
  * @flags:     out, the GPUBUF_ALLOC_* flags it was allocated with.
  * @numa_node: out, the node it was requested on, or GPUBUF_NUMA_ANY.
  * @nr_chunks: out, number of physically contiguous runs of its pages.
- * @reserved:  in, must be 0; out, zero.
+ * @huge_bytes: in, must be 0; out, bytes of it in 2 MiB pages, each of
+ *             which a 2 MiB-aligned mapping maps with one PMD entry.
+ * @reserve_bytes: in, must be 0; out, bytes of it lent by the reserve of
+ *             2 MiB pages (module parameter reserve_bytes).
  *
- * No physical or DMA address is ever reported.
+ * Drivers before 0.5 return zero in @huge_bytes and @reserve_bytes (they
+ * were reserved fields). No physical or DMA address is ever reported.
  */
 struct gpubuf_info {
 	__s32 fd;
@@ -115,7 +119,8 @@ struct gpubuf_info {
 	__u64 flags;
 	__s32 numa_node;
 	__u32 nr_chunks;
-	__u64 reserved[2];
+	__u64 huge_bytes;
+	__u64 reserve_bytes;
 };
 
 #define GPUBUF_INFO_SIZE_VER0	48

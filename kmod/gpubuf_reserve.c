@@ -1,0 +1,581 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * gpubuf's reserve of zeroed 2 MiB pages.
+ *
+ * Once a machine has run for a while, its free memory is fragmented and
+ * 2 MiB pages are rare: buffers then get 64 KiB and 4 KiB chunks (longer
+ * scatterlists, no PMD mappings, slower pins). Like the hugetlb pool, the
+ * reserve sets 2 MiB pages aside early, at load or when the reserve_bytes
+ * knob grows it, and buffers take from it before asking the buddy
+ * allocator. A buffer's reserve chunks come back when it is freed and are
+ * zeroed again by a background worker, so ALLOC does not wait for zeroing.
+ *
+ * Charging. Reserve pages are charged to no memory cgroup, as the hugetlb
+ * pool is not: an administrator sets them aside for the whole machine. A
+ * module cannot move a charge onto a page later (the memcg charge calls
+ * are not exported), so a buffer takes from the reserve only when the
+ * caller's cgroup and all its ancestors set neither memory.max nor
+ * memory.high: no limit can be bypassed through the reserve, and a caller
+ * under a limit gets pages charged to it as without a reserve. Bytes handed
+ * out show in reserve_used_bytes and in INFO, not in the caller's
+ * memory.current; they count against max_total_bytes like any buffer.
+ *
+ * Memory pressure shrinks the reserve through a shrinker (chunks still
+ * waiting to be zeroed go first); writing reserve_bytes refills it.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/gfp.h>
+#include <linux/list.h>
+#include <linux/memcontrol.h>
+#include <linux/mm.h>
+#include <linux/moduleparam.h>
+#include <linux/mutex.h>
+#include <linux/nodemask.h>
+#include <linux/page_counter.h>
+#include <linux/rcupdate.h>
+#include <linux/sched/signal.h>
+#include <linux/shrinker.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/sysfs.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+
+#include "gpubuf.h"
+#include "gpubuf_compat.h"
+
+#define GPUBUF_RESERVE_PAGES	BIT(GPUBUF_HUGE_ORDER)
+
+/*
+ * page_private() of a chunk head the reserve owns, whether it sits in the
+ * reserve or is lent to a buffer; the buddy allocator clears the field.
+ */
+#define GPUBUF_RESERVE_MARK	0x67627273UL
+
+/*
+ * Filled at load and by the knob: direct reclaim and compaction are worth
+ * it here, once, where a buffer's ALLOC would rather fall back; an OOM
+ * kill is not.
+ */
+#define GPUBUF_GFP_RESERVE \
+	(GFP_HIGHUSER | __GFP_ZERO | __GFP_COMP | __GFP_RETRY_MAYFAIL | \
+	 __GFP_NOWARN | __GFP_THISNODE)
+
+struct gpubuf_rsv_list {
+	struct list_head chunks;	/* head pages, linked through lru */
+	unsigned long nr;
+};
+
+struct gpubuf_reserve_node {
+	struct gpubuf_rsv_list ready;	/* zeroed */
+	struct gpubuf_rsv_list dirty;	/* back from buffers, to be zeroed */
+};
+
+/*
+ * Counts are in chunks, under @lock; "owned" is every chunk the reserve
+ * has: ready, dirty, being zeroed and lent to buffers.
+ */
+static struct {
+	spinlock_t lock;		/* protects everything below */
+	struct gpubuf_reserve_node *nodes;	/* nr_node_ids entries */
+	unsigned long nr_zeroing;
+	unsigned long nr_used;
+	unsigned long target;
+	u64 shrunk_bytes;
+	bool live;			/* between init and exit */
+} gpubuf_rsv = {
+	.lock = __SPIN_LOCK_UNLOCKED(gpubuf_rsv.lock),
+};
+
+/* Serialises resizing (the knob) with load and unload. */
+static DEFINE_MUTEX(gpubuf_reserve_resize_lock);
+static struct shrinker *gpubuf_reserve_shrinker;
+static void gpubuf_reserve_zero_fn(struct work_struct *work);
+static DECLARE_WORK(gpubuf_reserve_zero_work, gpubuf_reserve_zero_fn);
+/* Woken each time the worker has zeroed a chunk. */
+static DECLARE_WAIT_QUEUE_HEAD(gpubuf_reserve_zeroed_wq);
+
+/* The knob's value in bytes, a multiple of 2 MiB. */
+static u64 gpubuf_reserve_param;
+
+/* Chunks free in the reserve: ready ones, or those waiting to be zeroed. */
+static unsigned long gpubuf_rsv_free_chunks(bool dirty)
+{
+	unsigned long n = 0;
+	int nid;
+
+	lockdep_assert_held(&gpubuf_rsv.lock);
+	for_each_node(nid)
+		n += dirty ? gpubuf_rsv.nodes[nid].dirty.nr :
+			     gpubuf_rsv.nodes[nid].ready.nr;
+	return n;
+}
+
+static unsigned long gpubuf_rsv_owned(void)
+{
+	return gpubuf_rsv_free_chunks(false) + gpubuf_rsv_free_chunks(true) +
+	       gpubuf_rsv.nr_zeroing + gpubuf_rsv.nr_used;
+}
+
+static void gpubuf_reserve_chunk_free(struct page *head)
+{
+	set_page_private(head, 0);
+	__free_pages(head, GPUBUF_HUGE_ORDER);
+}
+
+static void gpubuf_reserve_zero_chunk(struct page *head)
+{
+	unsigned long i;
+
+	for (i = 0; i < GPUBUF_RESERVE_PAGES; i++)
+		clear_highpage(head + i);
+}
+
+static struct page *gpubuf_rsv_pop(struct gpubuf_rsv_list *list)
+{
+	struct page *head = list_first_entry_or_null(&list->chunks,
+						      struct page, lru);
+
+	if (head) {
+		list_del(&head->lru);
+		list->nr--;
+	}
+	return head;
+}
+
+static void gpubuf_rsv_push(struct gpubuf_rsv_list *list, struct page *head)
+{
+	list_add_tail(&head->lru, &list->chunks);
+	list->nr++;
+}
+
+static void gpubuf_reserve_zero_fn(struct work_struct *work)
+{
+	for (;;) {
+		struct page *head = NULL;
+		int nid;
+
+		spin_lock(&gpubuf_rsv.lock);
+		for_each_node(nid) {
+			head = gpubuf_rsv_pop(&gpubuf_rsv.nodes[nid].dirty);
+			if (head)
+				break;
+		}
+		if (head)
+			gpubuf_rsv.nr_zeroing++;
+		spin_unlock(&gpubuf_rsv.lock);
+		if (!head)
+			return;
+
+		gpubuf_reserve_zero_chunk(head);
+
+		spin_lock(&gpubuf_rsv.lock);
+		gpubuf_rsv.nr_zeroing--;
+		gpubuf_rsv_push(&gpubuf_rsv.nodes[nid].ready, head);
+		spin_unlock(&gpubuf_rsv.lock);
+		wake_up_all(&gpubuf_reserve_zeroed_wq);
+		cond_resched();
+	}
+}
+
+/**
+ * gpubuf_reserve_serves_current() - may the caller's buffer use the reserve?
+ *
+ * Only when no memory cgroup from the caller's up to the root limits it:
+ * a reserve page is charged to nobody, so handing it to a limited cgroup
+ * would let the limit be exceeded. A cheap test of the knob comes first.
+ */
+bool gpubuf_reserve_serves_current(void)
+{
+	bool serves = true;
+#ifdef CONFIG_MEMCG
+	struct mem_cgroup *m;
+#endif
+
+	if (!READ_ONCE(gpubuf_rsv.target))
+		return false;
+#ifdef CONFIG_MEMCG
+	/* The task's cgroup, which __GFP_ACCOUNT would charge; NULL if off. */
+	rcu_read_lock();
+	for (m = mem_cgroup_from_task(current); m; m = parent_mem_cgroup(m)) {
+		if (READ_ONCE(m->memory.max) != PAGE_COUNTER_MAX ||
+		    gpubuf_memcg_high(m) != PAGE_COUNTER_MAX) {
+			serves = false;
+			break;
+		}
+	}
+	rcu_read_unlock();
+#endif
+	return serves;
+}
+
+static struct page *gpubuf_rsv_take_locked(int nid, bool *dirty)
+{
+	struct gpubuf_reserve_node *n = &gpubuf_rsv.nodes[nid];
+	struct page *head;
+
+	head = gpubuf_rsv_pop(&n->ready);
+	*dirty = !head;
+	if (!head)
+		head = gpubuf_rsv_pop(&n->dirty);
+	return head;
+}
+
+/**
+ * gpubuf_reserve_take() - lend a zeroed 2 MiB chunk to a buffer
+ * @nid:    NUMA_NO_NODE or the node wanted
+ * @strict: only @nid will do
+ *
+ * Zeroed chunks of the wanted node (the local one without a node) come
+ * first, then one still waiting for the worker, which is zeroed here (as
+ * the buddy allocator would zero a fresh page), then other nodes. When
+ * the only free chunk is in the worker's hands, this waits the moment it
+ * takes to zero it: it is still the reserve's.
+ *
+ * Return: the chunk's head page with one reference, or NULL.
+ */
+struct page *gpubuf_reserve_take(int nid, bool strict)
+{
+	int want = nid == NUMA_NO_NODE ? numa_node_id() : nid;
+	struct page *head;
+	bool dirty = false;
+
+	for (;;) {
+		unsigned long zeroing;
+
+		spin_lock(&gpubuf_rsv.lock);
+		head = gpubuf_rsv_take_locked(want, &dirty);
+		if (!head && !strict) {
+			for_each_node(nid) {
+				head = gpubuf_rsv_take_locked(nid, &dirty);
+				if (head)
+					break;
+			}
+		}
+		if (head)
+			gpubuf_rsv.nr_used++;
+		zeroing = gpubuf_rsv.nr_zeroing;
+		spin_unlock(&gpubuf_rsv.lock);
+		if (head || !zeroing)
+			break;
+		wait_event(gpubuf_reserve_zeroed_wq,
+			   !READ_ONCE(gpubuf_rsv.nr_zeroing));
+	}
+
+	if (head && dirty)
+		gpubuf_reserve_zero_chunk(head);
+	return head;
+}
+
+/**
+ * gpubuf_reserve_give_back() - offer a buffer's idle 2 MiB chunk to the reserve
+ * @head: the chunk's head page; only our reference is left
+ *
+ * The reserve keeps its own chunks, and adopts other uncharged ones, while
+ * it owns fewer than its target; a chunk charged to a cgroup is never kept,
+ * since only freeing it uncharges it.
+ *
+ * Return: whether the reserve kept it; if not, the caller frees it.
+ */
+bool gpubuf_reserve_give_back(struct page *head)
+{
+	bool ours = page_private(head) == GPUBUF_RESERVE_MARK;
+	bool keep;
+
+	if (compound_order(head) != GPUBUF_HUGE_ORDER ||
+	    (!ours && gpubuf_page_charged(head)))
+		return false;
+
+	spin_lock(&gpubuf_rsv.lock);
+	if (ours)
+		gpubuf_rsv.nr_used--;
+	keep = gpubuf_rsv.live && gpubuf_rsv_owned() < gpubuf_rsv.target;
+	if (keep) {
+		set_page_private(head, GPUBUF_RESERVE_MARK);
+		gpubuf_rsv_push(&gpubuf_rsv.nodes[page_to_nid(head)].dirty,
+				head);
+	}
+	spin_unlock(&gpubuf_rsv.lock);
+
+	if (keep)
+		queue_work(system_unbound_wq, &gpubuf_reserve_zero_work);
+	else
+		set_page_private(head, 0);
+	return keep;
+}
+
+/**
+ * gpubuf_reserve_forget() - the reserve gives up a lent chunk still pinned
+ * @head: the chunk's head page
+ *
+ * At unload, for a chunk that a driver still pins: whoever drops the last
+ * reference frees it to the buddy allocator.
+ */
+void gpubuf_reserve_forget(struct page *head)
+{
+	if (page_private(head) != GPUBUF_RESERVE_MARK)
+		return;
+	spin_lock(&gpubuf_rsv.lock);
+	gpubuf_rsv.nr_used--;
+	spin_unlock(&gpubuf_rsv.lock);
+	set_page_private(head, 0);
+}
+
+/*
+ * Take up to @max chunks off the dirty lists (they need no zeroing), then
+ * the ready ones, of node @nid or of every node (NUMA_NO_NODE), onto @out.
+ */
+static unsigned long gpubuf_rsv_detach(int nid, unsigned long max,
+				       struct list_head *out)
+{
+	unsigned long n = 0;
+	int pass, i;
+
+	lockdep_assert_held(&gpubuf_rsv.lock);
+	for (pass = 0; pass < 2; pass++) {
+		for_each_node(i) {
+			struct gpubuf_reserve_node *rn = &gpubuf_rsv.nodes[i];
+			struct gpubuf_rsv_list *list = pass ? &rn->ready :
+							      &rn->dirty;
+			struct page *head;
+
+			if (nid != NUMA_NO_NODE && i != nid)
+				continue;
+			while (n < max && (head = gpubuf_rsv_pop(list))) {
+				list_add(&head->lru, out);
+				n++;
+			}
+		}
+	}
+	return n;
+}
+
+static void gpubuf_rsv_free_list(struct list_head *list)
+{
+	struct page *head, *tmp;
+
+	list_for_each_entry_safe(head, tmp, list, lru) {
+		list_del(&head->lru);
+		gpubuf_reserve_chunk_free(head);
+		cond_resched();
+	}
+}
+
+/*
+ * The shrinker's objects are whole 2 MiB pages, not 4 KiB ones: reclaim
+ * scans a share of the objects that halves with each priority step, so
+ * the reserve gives way little by little once reclaim gets serious, and
+ * all at once only to drop_caches, instead of being one large cache that
+ * the first kswapd pass takes. On a fragmented machine one of its pages
+ * is worth far more than a page of cache.
+ */
+static unsigned long gpubuf_reserve_count(struct shrinker *s,
+					  struct shrink_control *sc)
+{
+	struct gpubuf_reserve_node *rn = &gpubuf_rsv.nodes[sc->nid];
+
+	/* A racy read is what shrinkers expect: the scan rechecks. */
+	return READ_ONCE(rn->ready.nr) + READ_ONCE(rn->dirty.nr);
+}
+
+static unsigned long gpubuf_reserve_scan(struct shrinker *s,
+					 struct shrink_control *sc)
+{
+	LIST_HEAD(out);
+	unsigned long n;
+
+	spin_lock(&gpubuf_rsv.lock);
+	n = gpubuf_rsv_detach(sc->nid, sc->nr_to_scan, &out);
+	gpubuf_rsv.shrunk_bytes += (u64)n * GPUBUF_HUGE_BYTES;
+	spin_unlock(&gpubuf_rsv.lock);
+	gpubuf_rsv_free_list(&out);
+	return n ? n : SHRINK_STOP;
+}
+
+/*
+ * Grow to the target from the buddy allocator, the nodes with memory in
+ * turn; a node that cannot give a chunk is not asked again this time.
+ */
+static void gpubuf_reserve_fill(void)
+{
+	nodemask_t nodes = node_states[N_MEMORY];
+	int nid = first_node(nodes);
+
+	while (nid < MAX_NUMNODES && !fatal_signal_pending(current)) {
+		struct page *head;
+		bool full;
+
+		spin_lock(&gpubuf_rsv.lock);
+		full = gpubuf_rsv_owned() >= gpubuf_rsv.target;
+		spin_unlock(&gpubuf_rsv.lock);
+		if (full)
+			break;
+
+		head = alloc_pages_node(nid, GPUBUF_GFP_RESERVE,
+					GPUBUF_HUGE_ORDER);
+		if (!head) {
+			node_clear(nid, nodes);
+			nid = next_node_in(nid, nodes);
+			continue;
+		}
+		set_page_private(head, GPUBUF_RESERVE_MARK);
+		spin_lock(&gpubuf_rsv.lock);
+		gpubuf_rsv_push(&gpubuf_rsv.nodes[nid].ready, head);
+		spin_unlock(&gpubuf_rsv.lock);
+		nid = next_node_in(nid, nodes);
+		cond_resched();
+	}
+}
+
+/* Give back free chunks while the reserve owns more than its target. */
+static void gpubuf_reserve_trim(void)
+{
+	unsigned long owned, excess;
+	LIST_HEAD(out);
+
+	spin_lock(&gpubuf_rsv.lock);
+	owned = gpubuf_rsv_owned();
+	excess = owned > gpubuf_rsv.target ? owned - gpubuf_rsv.target : 0;
+	gpubuf_rsv_detach(NUMA_NO_NODE, excess, &out);
+	spin_unlock(&gpubuf_rsv.lock);
+	gpubuf_rsv_free_list(&out);
+}
+
+/* Bytes written to the knob: whole chunks, at most half of RAM. */
+static u64 gpubuf_reserve_value(u64 bytes)
+{
+	u64 half_ram = ((u64)totalram_pages() << PAGE_SHIFT) / 2;
+
+	return round_down(min(bytes, half_ram), (u64)GPUBUF_HUGE_BYTES);
+}
+
+static void gpubuf_reserve_resize(u64 bytes)
+{
+	unsigned long owned, target;
+
+	spin_lock(&gpubuf_rsv.lock);
+	gpubuf_rsv.target = bytes >> (GPUBUF_HUGE_ORDER + PAGE_SHIFT);
+	spin_unlock(&gpubuf_rsv.lock);
+	gpubuf_reserve_trim();
+	gpubuf_reserve_fill();
+	spin_lock(&gpubuf_rsv.lock);
+	owned = gpubuf_rsv_owned();
+	target = gpubuf_rsv.target;
+	spin_unlock(&gpubuf_rsv.lock);
+	if (owned < target)
+		pr_info("reserve: %lu of %lu MiB of 2 MiB pages set aside\n",
+			owned * (GPUBUF_HUGE_BYTES >> 20),
+			target * (GPUBUF_HUGE_BYTES >> 20));
+}
+
+static int gpubuf_reserve_set(const char *val, const struct kernel_param *kp)
+{
+	u64 bytes;
+	int ret;
+
+	ret = kstrtou64(val, 0, &bytes);
+	if (ret)
+		return ret;
+	bytes = gpubuf_reserve_value(bytes);
+	mutex_lock(&gpubuf_reserve_resize_lock);
+	WRITE_ONCE(gpubuf_reserve_param, bytes);
+	/* At load, gpubuf_reserve_init() fills it once the rest is set up. */
+	if (gpubuf_rsv.live)
+		gpubuf_reserve_resize(bytes);
+	mutex_unlock(&gpubuf_reserve_resize_lock);
+	return 0;
+}
+
+static int gpubuf_reserve_get(char *buffer, const struct kernel_param *kp)
+{
+	return sysfs_emit(buffer, "%llu\n", READ_ONCE(gpubuf_reserve_param));
+}
+
+static const struct kernel_param_ops gpubuf_reserve_ops = {
+	.set = gpubuf_reserve_set,
+	.get = gpubuf_reserve_get,
+};
+
+module_param_cb(reserve_bytes, &gpubuf_reserve_ops, NULL, 0644);
+MODULE_PARM_DESC(reserve_bytes,
+		 "Zeroed 2 MiB pages set aside for buffers, bytes (default 0 = none; whole 2 MiB pages, at most half of RAM; writing it grows or shrinks the reserve)");
+
+/**
+ * gpubuf_reserve_read() - the reserve's counters, in bytes
+ * @snap: its reserve_* fields are filled in
+ */
+void gpubuf_reserve_read(struct gpubuf_stats_snapshot *snap)
+{
+	spin_lock(&gpubuf_rsv.lock);
+	snap->reserve_ready_bytes = (u64)gpubuf_rsv_free_chunks(false) *
+				    GPUBUF_HUGE_BYTES;
+	snap->reserve_zeroing_bytes = (u64)(gpubuf_rsv_free_chunks(true) +
+					    gpubuf_rsv.nr_zeroing) *
+				      GPUBUF_HUGE_BYTES;
+	snap->reserve_used_bytes = (u64)gpubuf_rsv.nr_used * GPUBUF_HUGE_BYTES;
+	snap->reserve_shrunk_bytes = gpubuf_rsv.shrunk_bytes;
+	spin_unlock(&gpubuf_rsv.lock);
+}
+
+/**
+ * gpubuf_reserve_init() - set up the reserve and fill it to reserve_bytes
+ *
+ * A reserve that cannot be filled completely is not an error: what was
+ * taken shows in reserve_ready_bytes.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int gpubuf_reserve_init(void)
+{
+	int nid;
+
+	gpubuf_rsv.nodes = kcalloc(nr_node_ids, sizeof(*gpubuf_rsv.nodes),
+				   GFP_KERNEL);
+	if (!gpubuf_rsv.nodes)
+		return -ENOMEM;
+	for_each_node(nid) {
+		INIT_LIST_HEAD(&gpubuf_rsv.nodes[nid].ready.chunks);
+		INIT_LIST_HEAD(&gpubuf_rsv.nodes[nid].dirty.chunks);
+	}
+	gpubuf_reserve_shrinker = gpubuf_shrinker_create("gpubuf-reserve",
+							 gpubuf_reserve_count,
+							 gpubuf_reserve_scan);
+	if (!gpubuf_reserve_shrinker) {
+		kfree(gpubuf_rsv.nodes);
+		return -ENOMEM;
+	}
+
+	mutex_lock(&gpubuf_reserve_resize_lock);
+	spin_lock(&gpubuf_rsv.lock);
+	gpubuf_rsv.live = true;
+	spin_unlock(&gpubuf_rsv.lock);
+	gpubuf_reserve_resize(gpubuf_reserve_value(gpubuf_reserve_param));
+	mutex_unlock(&gpubuf_reserve_resize_lock);
+	return 0;
+}
+
+/**
+ * gpubuf_reserve_exit() - free the reserve at unload
+ *
+ * No buffer exists any more; chunks still lent to held buffers that a
+ * driver pins were dropped by gpubuf_held_release_all() before.
+ */
+void gpubuf_reserve_exit(void)
+{
+	LIST_HEAD(out);
+
+	mutex_lock(&gpubuf_reserve_resize_lock);
+	spin_lock(&gpubuf_rsv.lock);
+	gpubuf_rsv.live = false;
+	spin_unlock(&gpubuf_rsv.lock);
+	mutex_unlock(&gpubuf_reserve_resize_lock);
+
+	gpubuf_shrinker_destroy(gpubuf_reserve_shrinker);
+	cancel_work_sync(&gpubuf_reserve_zero_work);
+	spin_lock(&gpubuf_rsv.lock);
+	gpubuf_rsv_detach(NUMA_NO_NODE, ULONG_MAX, &out);
+	spin_unlock(&gpubuf_rsv.lock);
+	gpubuf_rsv_free_list(&out);
+	kfree(gpubuf_rsv.nodes);
+}
