@@ -1,0 +1,3 @@
+module gpubuf.org/gpubuf
+
+go 1.19
