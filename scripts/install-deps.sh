@@ -102,12 +102,13 @@ check    pkg dkms             tests/dkms-build.sh
 check    pkg python3-pytest   the Python binding's tests
 check    pkg python3-numpy    NumPy sharing gpubuf memory
 check    pkg python3-torch    PyTorch sharing gpubuf memory
+check    pkg golang-go        the Go binding: go test -race, go vet, gofmt (Go 1.19)
 check    pkg libvulkan-dev    the Vulkan layer's headers and the loader
 check    pkg glslang-tools    glslangValidator: the Vulkan shaders to SPIR-V
 check    pkg spirv-tools      spirv-val: the SPIR-V is checked at build time
 check    pkg mesa-vulkan-drivers lavapipe, the Vulkan driver on the CPU the tests run on
 check    pkg vulkan-validationlayers VK_LAYER_KHRONOS_validation for one test
-check    cmd qemu-system-x86_64 busybox cpio gzip ldd g++ pkg-config python3 dkms dpkg-deb rdma timeout glslangValidator spirv-val
+check    cmd qemu-system-x86_64 busybox cpio gzip ldd g++ pkg-config python3 dkms dpkg-deb rdma timeout glslangValidator spirv-val go gofmt
 # make check-kernels: make check, then debootstrapped suites.
 check-kernels uses check
 check-kernels pkg debootstrap

@@ -184,6 +184,21 @@ if [ -f bindings/python/run-tests.sh ]; then
 	fi
 fi
 
+# The Go binding against the tree's libgpubuf, on the memfd backend here,
+# under the race detector and GODEBUG=cgocheck=2 (with gofmt, go vet and
+# the example); the guest runs the same test binary on the module backend
+# (66-go, below), so it needs no Go toolchain.
+go_ok=
+if [ -f bindings/go/run-tests.sh ]; then
+	log "Go binding host tests (memfd backend, -race, cgocheck=2)"
+	if step "Go test binary and example build against the tree's libgpubuf" \
+		bindings/go/run-tests.sh build "$top/build/go"; then
+		go_ok=1
+		GPUBUF_BACKEND=memfd bindings/go/run-tests.sh host "$top/build/go" \
+			>"$results/23-go-host.tap" 2>&1
+	fi
+fi
+
 if [ -f tools/Makefile ]; then
 	log "tools host tests"
 	make -s --no-print-directory -C tools check >"$results/25-tools-host.tap" 2>&1 ||
@@ -293,6 +308,22 @@ if [ -n "$python_ok" ]; then
 	chmod +x "$guest_tests/65-python"
 	export GPUBUF_VM_EXTRA_DIR="$top/build/guest-extra"
 	vm_host_root=1
+fi
+
+# The Go tests again in the guest, on the module backend (66-go): the test
+# binary built on the host, the example, libgpubuf and the stand-ins travel
+# in the initramfs; busybox runs the script and its TAP converter.
+if [ -n "$go_ok" ]; then
+	gog=$top/build/guest-extra/go
+	rm -rf "$gog"
+	cp -r "$top/build/go" "$gog"
+	cp bindings/go/run-tests.sh bindings/go/tap.awk "$gog/"
+	printf '%s\n' '#!/bin/sh' \
+		'# The Go tests on the module backend (tests/check.sh).' \
+		'exec /bin/sh /gpubuf/go/run-tests.sh run /gpubuf/go' \
+		>"$guest_tests/66-go"
+	chmod +x "$guest_tests/66-go"
+	export GPUBUF_VM_EXTRA_DIR="$top/build/guest-extra"
 fi
 
 # Boot a guest on the suites in TESTS_DIR, with VAR=VALUE settings for
