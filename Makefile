@@ -28,7 +28,8 @@
 #                   /usr/src/gpubuf-VERSION and DKMS builds it for every kernel
 #   make dkms-uninstall  remove it from DKMS and what dkms-install installed
 #   make deb        Debian packages (gpubuf-dkms, libgpubuf0, libgpubuf-dev,
-#                   gpubuf-tools) in build/deb, checked by lintian
+#                   gpubuf-tools, python3-gpubuf) in build/deb, checked by
+#                   lintian
 #   make check-install  boot a Debian 12 system in QEMU and install gpubuf
 #                   as a user would: packages, DKMS, a kernel update (slow)
 #   make lib        build libgpubuf

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # make deb: build gpubuf's Debian packages (gpubuf-dkms, libgpubuf0,
-# libgpubuf-dev, gpubuf-tools) with dpkg-buildpackage from a clean copy of
+# libgpubuf-dev, gpubuf-tools, python3-gpubuf) with dpkg-buildpackage from a clean copy of
 # the committed tree in build/deb/gpubuf-VERSION, then run lintian over
 # them. The packages and lintian's report are left in build/deb. Installs
 # Debian's packaging tools and the build dependencies first (as root;
@@ -47,7 +47,8 @@ lintian --fail-on error,warning --info --display-level '>=info' \
 }
 sed 's/^/lintian: /' "$out/lintian.txt" >&2
 for p in gpubuf-dkms_${version}_all libgpubuf0_${version}_amd64 \
-	libgpubuf-dev_${version}_amd64 gpubuf-tools_${version}_amd64; do
+	libgpubuf-dev_${version}_amd64 gpubuf-tools_${version}_amd64 \
+	python3-gpubuf_${version}_amd64; do
 	[ -f "$out/$p.deb" ] || { echo "gpubuf: $p.deb was not built" >&2; exit 1; }
 	echo "$out/$p.deb"
 done

@@ -67,7 +67,7 @@ step "test modules (gpubuf_pinprobe.ko, gpubuf_fakeabi.ko) build" \
 	make -s -C "$kdir" M="$top/tests/testmod" modules || finish
 log "install and packages"
 tests/install/destdir.sh "$kdir" >"$results/15-install-destdir.tap" 2>&1
-if step "make deb: gpubuf-dkms, libgpubuf0, libgpubuf-dev, gpubuf-tools; lintian clean" \
+if step "make deb: gpubuf-dkms, libgpubuf0, libgpubuf-dev, gpubuf-tools, python3-gpubuf; lintian clean" \
 	scripts/build-deb.sh; then
 	step "DKMS builds gpubuf.ko from the gpubuf-dkms package's source" \
 		tests/dkms-build.sh "$kdir" "build/deb/gpubuf-dkms_$(cat VERSION)_all.deb"
