@@ -218,6 +218,74 @@ func TestImportFD(t *testing.T) {
 	imp2.Close()
 }
 
+// readOnlyDmabuf is a dma-buf fd opened O_RDONLY, straight from gpubuf.ko's
+// GPUBUF_IOC_ALLOC (include/uapi/linux/gpubuf.h): libgpubuf's own
+// allocations are always read-write.
+func readOnlyDmabuf(t *testing.T, size uint64) int {
+	t.Helper()
+	const iocAlloc = 0xC030B801 // _IOWR(0xB8, 0x01, struct gpubuf_alloc)
+	var arg struct {
+		size, flags uint64
+		fdFlags     uint32
+		numaNode    int32
+		fd          int32
+		reserved0   uint32
+		reserved    [2]uint64
+	}
+	if unsafe.Sizeof(arg) != 48 {
+		t.Fatalf("struct gpubuf_alloc mirror is %d bytes, not 48", unsafe.Sizeof(arg))
+	}
+	arg.size = size
+	arg.fdFlags = syscall.O_RDONLY | syscall.O_CLOEXEC
+	arg.numaNode = -1
+	dev, err := os.OpenFile("/dev/gpubuf", os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Close()
+	if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, dev.Fd(), iocAlloc, uintptr(unsafe.Pointer(&arg))); e != 0 {
+		t.Fatalf("GPUBUF_IOC_ALLOC: %v", e)
+	}
+	return int(arg.fd)
+}
+
+// A dma-buf another exporter gave read-only imports as a read-only Buffer:
+// its elements read, and writes through the API are refused with EROFS
+// (a write through a slice would fault: see ReadOnly).
+func TestReadOnlyImport(t *testing.T) {
+	if _, err := os.Stat("/dev/gpubuf"); err != nil {
+		t.Skip("read-only dma-bufs come from gpubuf.ko, not loaded here (the guest run has it)")
+	}
+	ctx := openCtx(t)
+	fd := readOnlyDmabuf(t, 8192)
+	b, err := ctx.ImportFD(fd)
+	syscall.Close(fd)
+	if err != nil {
+		t.Fatalf("ImportFD of a read-only dma-buf: %v", err)
+	}
+	defer b.Close()
+	m, err := b.Matrix(View{DType: Float32, Rows: 16, Cols: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !b.ReadOnly() || !m.ReadOnly() || b.Size() != 8192 {
+		t.Fatalf("import: read-only %v/%v, size %d", b.ReadOnly(), m.ReadOnly(), b.Size())
+	}
+	if m.At(15, 15) != 0 || b.Bytes()[8191] != 0 {
+		t.Error("a new read-only dma-buf does not read as zeros")
+	}
+	r := mustPanic(t, "Set on a read-only import", func() { m.Set(0, 0, 1) })
+	if e, ok := r.(error); !ok || !errors.Is(e, syscall.EROFS) {
+		t.Errorf("Set on a read-only import panicked with %v, want EROFS", r)
+	}
+	if err := b.CPUAccess(Write, func() error { return nil }); !errors.Is(err, syscall.EROFS) {
+		t.Errorf("a write bracket on a read-only import: %v, want EROFS", err)
+	}
+	if err := b.CPUAccess(Read, func() error { return nil }); err != nil {
+		t.Errorf("a read bracket on a read-only import: %v", err)
+	}
+}
+
 func TestCPUAccessBrackets(t *testing.T) {
 	ctx := openCtx(t)
 	b, err := ctx.Alloc(4096)

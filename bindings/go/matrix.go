@@ -8,6 +8,7 @@ import "C"
 import (
 	"fmt"
 	"runtime"
+	"syscall"
 	"unsafe"
 )
 
@@ -177,11 +178,16 @@ func (m *Matrix) At(r, c int) float64 {
 
 // Set stores v at (r, c), converted to the dtype as gpubuf_matrix_set(3)
 // does (integers truncated toward zero, and ERANGE when v does not fit).
-// It panics on an index out of range, a value out of range or a complex
-// dtype.
+// It panics on an index out of range, a value out of range, a complex
+// dtype or a read-only buffer (an *Error with EROFS).
 func (m *Matrix) Set(r, c int, v float64) {
 	m.mem.use()
 	i := m.index(r, c)
+	// Checked here for every dtype: the float32/float64 stores below
+	// would otherwise fault on the PROT_READ mapping and kill the program.
+	if m.mem.readonly {
+		panic(newError("gpubuf_matrix_set", -C.int(syscall.EROFS), "the buffer is a read-only import"))
+	}
 	switch m.DType() {
 	case Float64:
 		*(*float64)(m.elem(i, 8)) = v

@@ -269,3 +269,27 @@ func TestDTypes(t *testing.T) {
 		m.Close()
 	}
 }
+
+// Set on a read-only buffer panics with EROFS for every dtype, as
+// gpubuf_matrix_set(3) refuses it, instead of writing (or, through the
+// float32/float64 fast path, dying of a write fault the program cannot
+// recover from). The host has no read-only dma-buf, so the buffer is marked
+// read-only here; TestReadOnlyImport (module backend) uses a real one.
+func TestSetOnReadOnlyPanicsWithEROFS(t *testing.T) {
+	ctx := openCtx(t)
+	for _, dt := range []DType{Float32, Float64, Int32, Float16} {
+		m, err := ctx.NewMatrix(dt, 2, 2, RowMajor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.mem.readonly = true
+		r := mustPanic(t, dt.String()+" Set on a read-only matrix", func() { m.Set(1, 1, 3) })
+		if e, ok := r.(error); !ok || !errors.Is(e, syscall.EROFS) {
+			t.Errorf("%s: Set on a read-only matrix panicked with %v, want EROFS", dt, r)
+		}
+		if v := m.At(1, 1); v != 0 {
+			t.Errorf("%s: Set wrote %v into a read-only matrix", dt, v)
+		}
+		m.Close()
+	}
+}
