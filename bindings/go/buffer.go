@@ -66,7 +66,9 @@ type View struct {
 // dtype, stride or misaligned offset, ERANGE when it does not fit. The view
 // borrows the buffer and is valid until the buffer is closed.
 func (b *Buffer) Matrix(v View) (*Matrix, error) {
-	b.mem.use()
+	if b.mem.closed.Load() {
+		return nil, ErrClosed
+	}
 	if v.Rows < 0 || v.Cols < 0 || v.Stride < 0 || v.Offset < 0 {
 		return nil, fmt.Errorf("gpubuf: negative view %+v", v)
 	}

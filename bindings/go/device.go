@@ -116,10 +116,9 @@ func (d *CUDAMatrix) Close() error { return d.close() }
 // (gpubuf_cuda_gemm(3)).
 func CUDAGemm(alpha float64, a, b *CUDAMatrix, beta float64, c *CUDAMatrix) error {
 	for _, d := range []*CUDAMatrix{a, b, c} {
-		if !d.held {
+		if !d.held || d.host.mem.closed.Load() {
 			return ErrClosed
 		}
-		d.host.mem.use()
 	}
 	var msg C.struct_gbgo_msg
 	ret := C.gbgo_cuda_gemm(C.double(alpha), &a.cm, &b.cm, C.double(beta), &c.cm, &msg)
@@ -169,10 +168,9 @@ func (d *HSAMatrix) Close() error { return d.close() }
 // (gpubuf_hsa_gemm(3)).
 func HSAGemm(alpha float64, a, b *HSAMatrix, beta float64, c *HSAMatrix) error {
 	for _, d := range []*HSAMatrix{a, b, c} {
-		if !d.held {
+		if !d.held || d.host.mem.closed.Load() {
 			return ErrClosed
 		}
-		d.host.mem.use()
 	}
 	var msg C.struct_gbgo_msg
 	ret := C.gbgo_hsa_gemm(C.double(alpha), &a.hm, &b.hm, C.double(beta), &c.hm, &msg)

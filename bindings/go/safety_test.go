@@ -241,3 +241,47 @@ func helperStaleSlice(recoverFault bool) int {
 	fmt.Println(data[size/2], "still readable")
 	return 1
 }
+
+// Methods with an error result return ErrClosed after the owner's Close,
+// as the package documentation promises, rather than panicking.
+func TestErrorMethodsReturnErrClosed(t *testing.T) {
+	ctx := openCtx(t)
+	b, err := ctx.Alloc(4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := b.Matrix(View{DType: Float32, Rows: 2, Cols: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				t.Errorf("Buffer.Matrix after Close panicked: %v", r)
+			}
+		}()
+		if _, err := b.Matrix(View{DType: Float32, Rows: 2, Cols: 2}); !errors.Is(err, ErrClosed) {
+			t.Errorf("Buffer.Matrix after Close: %v, want ErrClosed", err)
+		}
+	}()
+	// Device views whose buffer was closed under them (made by hand: this
+	// process has no GPU runtime to register with).
+	cv := &CUDAMatrix{deviceView: deviceView{host: m, held: true}}
+	hv := &HSAMatrix{deviceView: deviceView{host: m, held: true}}
+	for name, gemm := range map[string]func() error{
+		"CUDAGemm": func() error { return CUDAGemm(1, cv, cv, 0, cv) },
+		"HSAGemm":  func() error { return HSAGemm(1, hv, hv, 0, hv) },
+	} {
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Errorf("%s on views of a closed buffer panicked: %v", name, r)
+				}
+			}()
+			if err := gemm(); !errors.Is(err, ErrClosed) {
+				t.Errorf("%s on views of a closed buffer: %v, want ErrClosed", name, err)
+			}
+		}()
+	}
+}
