@@ -28,6 +28,13 @@
 //     so a stale slice faults at once: the program dies with "unexpected
 //     fault address", or, where runtime/debug.SetPanicOnFault is on, the
 //     goroutine panics with a runtime.Error whose Addr is in the range.
+//   - Close must not overlap other uses of the same memory: methods of the
+//     owner and its views, the slices, a GEMM on its device views. Order
+//     it after them (sync.WaitGroup, a channel), as with any free. The
+//     ErrClosed check catches uses that start after Close; a use already
+//     past that check when Close unmaps can fault, or by default touch
+//     what is mapped there next. Context and Pool differ: their Close
+//     waits for calls in flight.
 //   - Pool.Put hands the memory to the next Get by design: slices kept
 //     past Put read and write the next user's data in either mode.
 //   - An owner dropped without Close is freed by a finalizer, which

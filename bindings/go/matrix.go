@@ -71,7 +71,8 @@ func (l Layout) String() string {
 // views (Buffer.Matrix, Slice, T) borrow their owner's memory, own nothing
 // and are valid until the owner is closed. A Matrix is a small value with
 // no lock: reads from many goroutines are fine, and so are writes to
-// disjoint elements.
+// disjoint elements, but not a Close of the owner while they run (see
+// the package's memory rule).
 type Matrix struct {
 	cm    C.struct_gpubuf_matrix
 	mem   *memory
