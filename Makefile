@@ -84,6 +84,7 @@ DKMS_SRCDIR ?= /usr/src/gpubuf-$(VERSION)
 DKMS_SOURCES := Kbuild Makefile dkms.conf VERSION \
 	$(filter-out kmod/gpubuf_compat_probed.h,$(wildcard kmod/*.c kmod/*.h)) \
 	include/uapi/linux/gpubuf.h scripts/find-kdir.sh scripts/kernel-release.sh \
+	scripts/kbuild-clean.sh \
 	scripts/kernel-compat-probe.sh $(wildcard scripts/compat-probes/*.c)
 
 SUBMAKE_DIRS := PREFIX=$(PREFIX) LIBDIR=$(LIBDIR) BINDIR=$(BINDIR) \
@@ -254,7 +255,7 @@ dkms-uninstall:
 clean:
 	-[ -n "$(KDIR)" ] && [ -d "$(KDIR)" ] && \
 		[ -f kmod/gpubuf_compat_probed.h ] && \
-		$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+		scripts/kbuild-clean.sh $(KDIR)
 	-[ -n "$(KDIR)" ] && [ -d "$(KDIR)" ] && [ -d tests/testmod ] && \
 		[ -f kmod/gpubuf_compat_probed.h ] && \
 		$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/testmod clean

@@ -28,7 +28,7 @@ warnings() { grep -E 'warning:|error:' "$1" | grep -v '^Skipping BTF'; }
 
 kbuild() { make -s -C "$kdir" M="$top" "$@"; }
 
-kbuild clean >/dev/null 2>&1
+"$top/scripts/kbuild-clean.sh" "$kdir" >/dev/null 2>&1
 kbuild W=1 modules >"$logs/w1.log" 2>&1
 st=$?
 [ $st = 0 ] && ! warnings "$logs/w1.log" >/dev/null; report $? "kmod builds with W=1 and no warning" "$logs/w1.log"
