@@ -91,10 +91,12 @@ TEST_F(reserve, buffer_takes_zeroed_pages_and_gives_them_back)
 	ASSERT_EQ(0, alloc_check_zero_and_dirty(self->dev, 16 * SZ_1M, &info));
 	EXPECT_EQ(16 * SZ_1M, info.huge_bytes);
 	EXPECT_EQ(16 * SZ_1M, info.reserve_bytes);
-	/* Closed: the pages are the reserve's again, zeroed in the background. */
+	/*
+	 * Closed: the pages are the reserve's again, zeroed in the background.
+	 * (ready + zeroing is not summed here: the two files are read apart,
+	 * and a chunk the worker finishes in between is in neither.)
+	 */
 	EXPECT_EQ(0, gb_stat("reserve_used_bytes"));
-	EXPECT_EQ(64 * SZ_1M, gb_stat("reserve_ready_bytes") +
-			      gb_stat("reserve_zeroing_bytes"));
 	ASSERT_EQ(0, rsv_wait_zeroed());
 	EXPECT_EQ(64 * SZ_1M, gb_stat("reserve_ready_bytes"));
 }
