@@ -7,6 +7,9 @@
 #                   the kernels of KERNEL_SUITES (default: bullseye trixie sid)
 #   make check-debug  make check, then the guest suites on a KASAN, kmemleak,
 #                   lockdep and page_owner kernel built here (slow)
+#   make check-cluster  two QEMU guests on a private link: Open MPI over UCX
+#                   on soft-RoCE between gpubuf buffers, the distributed GEMM
+#                   example, gpubuf-bench rdma and perftest's ib_write_bw
 #   make stress     gpubuf_stress in the QEMU guest: 8 threads for
 #                   STRESS_MINUTES (default 5) or STRESS_SECONDS of alloc, mmap,
 #                   sync, vgem import, fork and free, rmmod attempts and a
@@ -94,7 +97,7 @@ SYSTEM_FILES := $(UDEVRULESDIR)/60-gpubuf.rules $(SYSUSERSDIR)/gpubuf.conf \
 	$(MANDIR)/man4/gpubuf.4
 
 .PHONY: all deps module probe lint check check-kernels check-debug check-install \
-	check-deps fuzz stress demo lib python install-python uninstall-python \
+	check-deps check-cluster fuzz stress demo lib python install-python uninstall-python \
 	install uninstall modules_install install-module \
 	uninstall-module install-userspace uninstall-userspace dkms-source \
 	dkms-install dkms-uninstall dkms-not-packaged post-install deb clean
@@ -135,6 +138,9 @@ check-kernels:
 
 check-debug:
 	GPUBUF_DEBUG_KERNEL=1 tests/check.sh
+
+check-cluster:
+	KDIR="$(KDIR)" tests/cluster/run.sh
 
 FUZZ_CALLS ?= 1000000
 fuzz:

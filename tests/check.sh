@@ -199,6 +199,19 @@ if [ -f bindings/go/run-tests.sh ]; then
 	fi
 fi
 
+# MPI over libgpubuf buffers, two ranks on this machine (memfd backend,
+# UCX's shared-memory transports): the cluster's test program and the
+# distributed GEMM example. make check-cluster runs them between two
+# guests over soft-RoCE, with the zero-copy checks.
+if [ -f tests/cluster/Makefile ]; then
+	log "MPI on the host (two ranks, memfd backend)"
+	if step "MPI test program and examples/mpi_gemm.c build (mpicc)" \
+		make -s -C tests/cluster OUT="$top/build/cluster-host"; then
+		tests/cluster/host.sh "$top/build/cluster-host" test >"$results/24-mpi-host.tap" 2>&1
+		tests/cluster/host.sh "$top/build/cluster-host" gemm >"$results/24-mpi-gemm-host.tap" 2>&1
+	fi
+fi
+
 if [ -f tools/Makefile ]; then
 	log "tools host tests"
 	make -s --no-print-directory -C tools check >"$results/25-tools-host.tap" 2>&1 ||

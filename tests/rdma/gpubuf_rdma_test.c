@@ -104,30 +104,6 @@ static long long nonzero(const uint8_t *p, size_t len)
 	return -1;
 }
 
-/*
- * Pages pinned system-wide with FOLL_PIN: acquired minus released, after
- * folding the per-CPU counters so the value is exact.
- */
-static long long pins_now(void)
-{
-	unsigned long long acq = 0, rel = 0, v;
-	char name[64];
-	FILE *f;
-
-	gb_write_str("/proc/sys/vm/stat_refresh", "1");
-	f = fopen("/proc/vmstat", "r");
-	if (!f)
-		return -1;
-	while (fscanf(f, "%63s %llu", name, &v) == 2) {
-		if (!strcmp(name, "nr_foll_pin_acquired"))
-			acq = v;
-		else if (!strcmp(name, "nr_foll_pin_released"))
-			rel = v;
-	}
-	fclose(f);
-	return acq ? (long long)(acq - rel) : -1;
-}
-
 static double ms_since(const struct timespec *t0)
 {
 	struct timespec t1;
@@ -300,11 +276,11 @@ TEST_F_TIMEOUT(conn, mr_pins_pages_until_dereg, 300)
 	/* What makes the pin possible: pages, neither PFNMAP nor IO. */
 	EXPECT_EQ(0, gb_vma_has_flag(dst.p, "pf"));
 	EXPECT_EQ(0, gb_vma_has_flag(dst.p, "io"));
-	base = pins_now();
+	base = gb_pins_now();
 	ASSERT_LE(0, base) TH_LOG("no nr_foll_pin_* in /proc/vmstat");
 
 	ASSERT_EQ(0, gbuf_reg(&w, &dst, self->rc.pd)) TH_LOG("%s", w.text);
-	pinned = pins_now() - base;
+	pinned = gb_pins_now() - base;
 	EXPECT_EQ(npages, pinned) TH_LOG("pages pinned by ibv_reg_mr of %zu bytes", len);
 	EXPECT_EQ(2, gb_stat("live_buffers"));
 
@@ -314,7 +290,7 @@ TEST_F_TIMEOUT(conn, mr_pins_pages_until_dereg, 300)
 	munmap(dst.p, len);
 	close(dst.fd);
 	EXPECT_EQ(1, gb_stat("live_buffers"));
-	EXPECT_EQ(npages, pins_now() - base);
+	EXPECT_EQ(npages, gb_pins_now() - base);
 
 	/* The pinned pages still take RDMA: write into them, read it back. */
 	fill(src.p, len, 7);
@@ -326,7 +302,7 @@ TEST_F_TIMEOUT(conn, mr_pins_pages_until_dereg, 300)
 	EXPECT_EQ(-1, check(src.p, len, 7));
 
 	EXPECT_EQ(0, ibv_dereg_mr(dst.mr));
-	after_dereg = pins_now() - base;
+	after_dereg = gb_pins_now() - base;
 	/*
 	 * rxe of 5.10 keeps a reference to the MR its responder last served
 	 * until the QP is destroyed: the pin goes with the QP there, at
@@ -339,7 +315,7 @@ TEST_F_TIMEOUT(conn, mr_pins_pages_until_dereg, 300)
 		ibv_destroy_qp(self->rc.qp[i]);
 		self->rc.qp[i] = NULL;
 	}
-	EXPECT_EQ(0, pins_now() - base);
+	EXPECT_EQ(0, gb_pins_now() - base);
 	gbuf_free(&src);
 	EXPECT_EQ(0, gb_stat("live_buffers"));
 	EXPECT_EQ(0, gb_stat("live_bytes"));
@@ -418,13 +394,13 @@ TEST_F_TIMEOUT(conn, unload_while_pages_are_held, 300)
 
 	ASSERT_EQ(0, gbuf_alloc(&w, &dst, len)) TH_LOG("%s", w.text);
 	ASSERT_EQ(0, gbuf_reg(&w, &dst, self->rc.pd)) TH_LOG("%s", w.text);
-	base = pins_now();
+	base = gb_pins_now();
 	munmap(dst.p, len);
 	close(dst.fd);
 	EXPECT_EQ(len, gb_stat("held_bytes"));
 	ASSERT_EQ(0, gb_unload_module("gpubuf"));
 	/* The pages are still there for the MR, pinned as before. */
-	EXPECT_EQ(base, pins_now());
+	EXPECT_EQ(base, gb_pins_now());
 	EXPECT_EQ(0, ibv_dereg_mr(dst.mr));
 	for (i = 0; i < 2; i++) {
 		ibv_destroy_qp(self->rc.qp[i]);

@@ -516,4 +516,29 @@ static inline void *gb_pfnmap_control(size_t len)
 	return p;
 }
 
+/*
+ * Pages pinned system-wide with FOLL_PIN: acquired minus released, after
+ * folding the per-CPU counters so the value is exact; -1 when the kernel
+ * has no such counters.
+ */
+static inline long long gb_pins_now(void)
+{
+	unsigned long long acq = 0, rel = 0, v;
+	char name[64];
+	FILE *f;
+
+	gb_write_str("/proc/sys/vm/stat_refresh", "1");
+	f = fopen("/proc/vmstat", "r");
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %llu", name, &v) == 2) {
+		if (!strcmp(name, "nr_foll_pin_acquired"))
+			acq = v;
+		else if (!strcmp(name, "nr_foll_pin_released"))
+			rel = v;
+	}
+	fclose(f);
+	return acq ? (long long)(acq - rel) : -1;
+}
+
 #endif /* GPUBUF_TEST_HELPERS_H */

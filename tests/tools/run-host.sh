@@ -406,6 +406,20 @@ else
 	skip "gpubuf-bench vulkan" "python3 not found"
 fi
 
+# ---- rdma: the argument and no-peer paths (a run needs two machines) ---------
+run rdmanopeer $bench rdma
+check "gpubuf-bench rdma without --peer or --serve is unavailable (77) and says what it needs" \
+	"$tmp/rdmanopeer.out" "$tmp/rdmanopeer.err" -- sh -c "[ \$(cat '$tmp/rdmanopeer.rc') = 77 ] &&
+	grep -q \"^rdma: unavailable: needs a second machine: 'gpubuf-bench rdma --serve' there\" '$tmp/rdmanopeer.out'"
+run rdmaboth $bench rdma --peer 127.0.0.1 --serve
+check "gpubuf-bench rdma --peer with --serve is a usage error (2)" "$tmp/rdmaboth.err" -- \
+	sh -c "[ \$(cat '$tmp/rdmaboth.rc') = 2 ] && grep -q 'give one' '$tmp/rdmaboth.err'"
+# Port 1 on loopback refuses at once: no peer is unavailable, not a failure.
+run rdmarefused $bench rdma --peer 127.0.0.1 --tcp-port 1
+check "gpubuf-bench rdma --peer with nobody serving is unavailable (77) and names --serve" \
+	"$tmp/rdmarefused.out" "$tmp/rdmarefused.err" -- sh -c "[ \$(cat '$tmp/rdmarefused.rc') = 77 ] &&
+	grep -Eq '^rdma: unavailable: (connecting to 127.0.0.1 port 1 .is .gpubuf-bench rdma --serve. running there|libibverbs)' '$tmp/rdmarefused.out'"
+
 # ---- gpubuf-info -----------------------------------------------------------
 run info $info
 check "gpubuf-info exits 0 and says the module is not loaded" "$tmp/info.out" -- \

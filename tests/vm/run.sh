@@ -18,6 +18,8 @@
 # configuration) copied to the same paths in the guest, with the shared
 # libraries they need; GPUBUF_VM_NIC=1 gives the guest an e1000 NIC on a
 # QEMU user network (soft-RoCE needs a network device to bind to);
+# GPUBUF_VM_NETDEV, QEMU arguments for the guest's network instead (the
+# two-guest cluster's socket link, tests/cluster/run.sh);
 # GPUBUF_VM_MODULES, more modules of the guest kernel to carry (modprobe
 # them in the guest; built-in ones need no entry; ones this kernel does
 # not have are left out with a note on stderr); GPUBUF_VM_SUITE_TIMEOUT,
@@ -124,6 +126,7 @@ done
 
 nic="-nic none"
 [ "${GPUBUF_VM_NIC:-0}" = 1 ] && nic="-nic user,model=e1000"
+[ -n "${GPUBUF_VM_NETDEV:-}" ] && nic=$GPUBUF_VM_NETDEV
 # multidevs=remap: / spans several host file systems, whose inode numbers
 # would otherwise collide in the guest's 9p inode cache.
 set --

@@ -19,7 +19,7 @@
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_UNSUPPORTED = 77 };
 
 enum bench_mode { MODE_HOST, MODE_ALLOC, MODE_DRM, MODE_CUDA, MODE_HSA,
-		  MODE_VULKAN, MODE_COUNT };
+		  MODE_VULKAN, MODE_RDMA, MODE_COUNT };
 
 enum bench_format { FMT_TABLE, FMT_JSON, FMT_CSV };
 
@@ -33,6 +33,7 @@ struct bench_opts {
 	uint64_t max_size;		/* --max-size; 0 = none */
 	uint64_t ratio_size;		/* --ratio-size; 0 = bench_ratio_size() */
 	uint64_t rep_bytes;		/* bytes moved per host repetition */
+	int rep_bytes_set;		/* --rep-bytes given */
 	int threads;
 	int reps;			/* 0 = the mode's default */
 	int warmup;			/* -1 = the mode's default */
@@ -40,6 +41,10 @@ struct bench_opts {
 	const char *json_file;		/* --json-file: JSON here as well */
 	const char *drm_card;
 	int device;			/* --device: CUDA ordinal, HSA GPU agent index */
+	const char *rdma_peer;		/* --peer HOST: measure against its --serve */
+	int rdma_serve;			/* --serve: be the other side of one run */
+	const char *ib_dev;		/* --ib-dev: RDMA device name; NULL = first */
+	const char *tcp_port;		/* --tcp-port: the rdma side channel */
 };
 
 enum result_status { RES_OK, RES_UNAVAILABLE, RES_SKIPPED, RES_INFO };
@@ -175,6 +180,7 @@ int mode_drm(struct bench *b);
 int mode_cuda(struct bench *b);
 int mode_hsa(struct bench *b);
 int mode_vulkan(struct bench *b);
+int mode_rdma(struct bench *b);
 
 /* sysinfo for the header (header.c) */
 void header_collect(struct bench *b);

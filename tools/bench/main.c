@@ -18,6 +18,7 @@ static int (*const mode_fns[MODE_COUNT])(struct bench *) = {
 	[MODE_CUDA] = mode_cuda,
 	[MODE_HSA] = mode_hsa,
 	[MODE_VULKAN] = mode_vulkan,
+	[MODE_RDMA] = mode_rdma,
 };
 
 /*

@@ -16,6 +16,7 @@ static const char *const mode_names[MODE_COUNT] = {
 	[MODE_CUDA] = "cuda",
 	[MODE_HSA] = "hsa",
 	[MODE_VULKAN] = "vulkan",
+	[MODE_RDMA] = "rdma",
 };
 
 const char *mode_name(enum bench_mode m)
@@ -45,12 +46,15 @@ void bench_usage(FILE *f)
 "  vulkan  on a Vulkan device (--device: its index): libgpubuf's GEMV on gpubuf\n"
 "          memory in place vs copy into device memory + GEMV; import cost\n"
 "          (Mesa's lavapipe is a CPU, not a GPU, and the output says so)\n"
+"  rdma    RDMA WRITE/READ bandwidth and small-operation latency to another\n"
+"          machine over one RC queue pair: gpubuf buffers vs mlock'd anonymous\n"
+"          memory, interleaved (needs --peer HOST here and --serve there)\n"
 "\n"
 "options:\n"
 "  --sizes LIST       comma-separated sizes with K/M/G suffixes (powers of 1024)\n"
 "                     default: host 4K,16K,64K,256K,1M,4M,16M,64M,256M;\n"
 "                     alloc 64M,256M,1G,4G; drm 4K,64K,1M,16M,64M; cuda, hsa 512M;\n"
-"                     vulkan 16M\n"
+"                     vulkan 16M; rdma 4K,64K,1M,4M\n"
 "  --size SIZE        one size, the same as --sizes SIZE (cuda, hsa: 512M)\n"
 "  --max-size SIZE    drop sizes above SIZE; a mode left with none uses\n"
 "                     SIZE itself (default: no limit)\n"
@@ -67,6 +71,10 @@ void bench_usage(FILE *f)
 "  --drm-card PATH    DRM device for drm (default: first /dev/dri/card*)\n"
 "  --device N         CUDA device ordinal for cuda, GPU agent index (in\n"
 "                     enumeration order) for hsa (default 0)\n"
+"  --peer HOST        rdma: measure against 'gpubuf-bench rdma --serve' on HOST\n"
+"  --serve            rdma: wait for one --peer run and serve its memory\n"
+"  --ib-dev NAME      rdma: RDMA device (default: the first one)\n"
+"  --tcp-port PORT    rdma: the side channel's TCP port (default 7472)\n"
 "  --json             one JSON document on stdout\n"
 "  --json-file FILE   also write that JSON document into FILE, from the same\n"
 "                     run as what stdout shows\n"
@@ -80,7 +88,8 @@ void bench_usage(FILE *f)
 "Exit status: 0 a mode ran, none failed; 1 failure; 2 usage; 77 every mode\n"
 "unsupported (host, alloc, drm: no /dev/gpubuf with GPUBUF_BACKEND=module;\n"
 "cuda: no NVIDIA driver or GPU, or built without CUDA support; hsa: no\n"
-"usable ROCm runtime or GPU agent, or built without HSA support).\n",
+"usable ROCm runtime or GPU agent, or built without HSA support; rdma: no\n"
+"--peer/--serve, no libibverbs or RDMA device, or built without it).\n",
 	      f);
 }
 
@@ -137,7 +146,8 @@ static int parse_mode(struct bench_opts *o, const char *s)
 }
 
 enum { OPT_SIZES = 256, OPT_SIZE, OPT_MAX_SIZE, OPT_RATIO_SIZE, OPT_THREADS, OPT_REPS, OPT_WARMUP,
-       OPT_REP_BYTES, OPT_DRM_CARD, OPT_DEVICE, OPT_JSON, OPT_JSON_FILE, OPT_CSV, OPT_PLOT };
+       OPT_REP_BYTES, OPT_DRM_CARD, OPT_DEVICE, OPT_JSON, OPT_JSON_FILE, OPT_CSV, OPT_PLOT,
+       OPT_PEER, OPT_SERVE, OPT_IB_DEV, OPT_TCP_PORT };
 
 static const struct option long_opts[] = {
 	{ "sizes", required_argument, NULL, OPT_SIZES },
@@ -154,6 +164,10 @@ static const struct option long_opts[] = {
 	{ "json-file", required_argument, NULL, OPT_JSON_FILE },
 	{ "csv", no_argument, NULL, OPT_CSV },
 	{ "plot", required_argument, NULL, OPT_PLOT },
+	{ "peer", required_argument, NULL, OPT_PEER },
+	{ "serve", no_argument, NULL, OPT_SERVE },
+	{ "ib-dev", required_argument, NULL, OPT_IB_DEV },
+	{ "tcp-port", required_argument, NULL, OPT_TCP_PORT },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -176,6 +190,7 @@ int bench_parse(struct bench_opts *o, int argc, char **argv)
 	o->threads = 1;
 	o->warmup = -1;
 	o->rep_bytes = 64 * MIB;
+	o->tcp_port = "7472";
 	opterr = 0;
 	for (;;) {
 		/* Modes and options may come in any order. */
@@ -208,6 +223,7 @@ int bench_parse(struct bench_opts *o, int argc, char **argv)
 		case OPT_REP_BYTES:
 			if (parse_size(optarg, &o->rep_bytes))
 				return bench_bad("--rep-bytes", optarg);
+			o->rep_bytes_set = 1;
 			break;
 		case OPT_THREADS:
 			if (parse_int(optarg, 1, &o->threads) || o->threads > 1024)
@@ -240,6 +256,20 @@ int bench_parse(struct bench_opts *o, int argc, char **argv)
 		case OPT_PLOT:
 			o->plot = optarg;
 			break;
+		case OPT_PEER:
+			o->rdma_peer = optarg;
+			break;
+		case OPT_SERVE:
+			o->rdma_serve = 1;
+			break;
+		case OPT_IB_DEV:
+			o->ib_dev = optarg;
+			break;
+		case OPT_TCP_PORT:
+			if (atoi(optarg) <= 0 || atoi(optarg) > 65535)
+				return bench_bad("--tcp-port", optarg);
+			o->tcp_port = optarg;
+			break;
 		case 'h':
 			bench_usage(stdout);
 			return EXIT_OK;
@@ -254,6 +284,10 @@ int bench_parse(struct bench_opts *o, int argc, char **argv)
 			return bench_bad("mode", argv[i]);
 	if (!o->modes) {
 		fprintf(stderr, "ERROR: no mode given\n");
+		return EXIT_USAGE;
+	}
+	if (o->rdma_peer && o->rdma_serve) {
+		fprintf(stderr, "ERROR: --peer and --serve are the two sides of one rdma run: give one\n");
 		return EXIT_USAGE;
 	}
 	return -1;

@@ -34,7 +34,7 @@ const char *result_metric(const struct result *r)
 static int gpu_summary_row(const struct result *r)
 {
 	return (r->mode == MODE_CUDA || r->mode == MODE_HSA ||
-		r->mode == MODE_VULKAN) &&
+		r->mode == MODE_VULKAN || r->mode == MODE_RDMA) &&
 	       (r->status == RES_INFO ||
 		(r->status == RES_UNAVAILABLE && !r->size_bytes));
 }
@@ -113,6 +113,14 @@ static void table_mode_title(const struct bench *b, enum bench_mode m,
 		       "memory", "size", "value", "min", "max", "unit",
 		       "reps", "node");
 		break;
+	case MODE_RDMA:
+		printf("# rdma: RDMA WRITE/READ over one RC queue pair to the peer's memory of the\n"
+		       "# same kind, up to 16 in flight, GB/s; *_lat: microseconds until one 8-byte\n"
+		       "# operation completes (a round trip); gpubuf and mlock samples interleaved\n");
+		printf("%-14s %-13s %10s %10s %10s %10s %-6s %4s %5s\n", "op",
+		       "memory", "size", "value", "min", "max", "unit",
+		       "reps", "node");
+		break;
 	default:
 		break;
 	}
@@ -126,7 +134,7 @@ static void cuda_row(const struct result *r, const char *sz,
 	printf("%-14s %-13s %10s %10.3f %10.3f %10.3f %-6s %4d %5s", r->op,
 	       r->memory, sz, r->med, r->min, r->max,
 	       !strcmp(m, "gb_per_s") ? "GB/s" : !strcmp(m, "ms") ? "ms" :
-	       "s/GiB", r->reps, node);
+	       !strcmp(m, "us") ? "us" : "s/GiB", r->reps, node);
 	if (r->rate_name)
 		printf("  %.1f %s", r->rate,
 		       strcmp(r->rate_name, "gflop_per_s") ? "GB/s effective" :
@@ -172,7 +180,7 @@ static void table_row(const struct result *r)
 		printf("%-20s %10s %10.0f %10.0f %10.0f %5d\n", r->op, sz,
 		       r->med, r->min, r->max, r->reps);
 	else if (r->mode == MODE_CUDA || r->mode == MODE_HSA ||
-		 r->mode == MODE_VULKAN)
+		 r->mode == MODE_VULKAN || r->mode == MODE_RDMA)
 		cuda_row(r, sz, node);
 }
 

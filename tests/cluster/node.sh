@@ -1,0 +1,224 @@
+#!/bin/busybox sh
+# SPDX-License-Identifier: GPL-2.0-only
+# One step of the two-guest cluster (tests/cluster/run.sh), run by the
+# guest's init as a suite; prints TAP. The guests are node1 (10.77.0.1,
+# which runs mpirun) and node2 (10.77.0.2, which serves gb-rsh), joined by
+# QEMU's UDP socket netdev on the host's loopback, each with soft-RoCE
+# (rxe0) on its e1000 NIC. Open MPI, UCX and perftest are the host's,
+# reached through the virtio-9p root (/gpubuf/host-run).
+#
+#   node.sh net N         address 10.77.0.N, rxe0, the peer answers ping
+#   node.sh serve         node2: serve gb-rsh until node1 says stop
+#   node.sh mpi NAME ARGS node1: mpirun across both guests, the program's TAP
+#   node.sh protocol      node1: the zero-copy run with UCX's protocol tables
+#   node.sh gemm          node1: examples/mpi_gemm.c across both guests
+#   node.sh bench         node1: gpubuf-bench rdma and ib_write_bw against node2
+#   node.sh stop          node1: stop node2's gb-rsh server
+set -u
+bin=/gpubuf/cluster/bin
+peer_of() { [ "$1" = 1 ] && echo 10.77.0.2 || echo 10.77.0.1; }
+export GB_RSH_PORT=7471
+
+net() {
+	n=$1
+	echo "1..3"
+	hostname "node$n"
+	for m in crc32_generic e1000 rdma_rxe ib_uverbs; do
+		modprobe "$m" 2>/dev/null
+	done
+	i=0
+	while [ ! -d /sys/class/net/eth0 ] && [ $i -lt 300 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	if ip link set lo up && ip link set eth0 up &&
+		ip addr add "10.77.0.$n/24" dev eth0; then
+		echo "ok 1 - node$n: eth0 up with 10.77.0.$n/24 on the UDP socket link"
+	else
+		echo "not ok 1 - node$n: eth0 with 10.77.0.$n/24 (no e1000 NIC?)"
+	fi
+	rdma link add rxe0 type rxe netdev eth0 2>&1 | sed 's/^/# /'
+	i=0
+	while [ ! -e /dev/infiniband/uverbs0 ] && [ $i -lt 300 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	if [ -e /dev/infiniband/uverbs0 ] && [ -d /sys/class/infiniband/rxe0 ]; then
+		echo "ok 2 - node$n: rxe0 bound to eth0, /dev/infiniband/uverbs0 present"
+	else
+		echo "not ok 2 - node$n: rxe0 bound to eth0 (rdma link add failed or no uverbs device)"
+	fi
+	# The peer boots at the same time; allow it two minutes under TCG.
+	i=0
+	until ping -c 1 -W 1 "$(peer_of "$n")" >/dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -ge 120 ] && break
+	done
+	if [ $i -lt 120 ]; then
+		echo "ok 3 - node$n: the peer $(peer_of "$n") answers ping"
+	else
+		echo "not ok 3 - node$n: the peer $(peer_of "$n") answers ping (2 minutes)"
+	fi
+}
+
+serve() {
+	echo "1..1"
+	# Each command runs chrooted in the host's root file system, where
+	# Open MPI's orted and perftest live.
+	"$bin/gb-rsh" --serve "$GB_RSH_PORT" /gpubuf/host-run
+	echo "ok 1 - node2: served node1's commands until node1 said stop (exit $?)"
+}
+
+# Wait until node2's gb-rsh server runs commands (node2 may still be
+# setting up its rxe device).
+peer_ready() {
+	i=0
+	until "$bin/gb-rsh" 10.77.0.2 true 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -ge 120 ] && return 1
+		sleep 1
+	done
+}
+
+# rxe0's RoCE v2 GID of the node's IPv4 address (UCX and perftest are told
+# which; index 0 is the IPv6 link-local one).
+gid_index() {
+	for f in /sys/class/infiniband/rxe0/ports/1/gids/*; do
+		n=${f##*/}
+		case "$(cat "$f") $(cat "/sys/class/infiniband/rxe0/ports/1/gid_attrs/types/$n" 2>/dev/null)" in
+		*:ffff:0a4d:*v2*) echo "$n"; return ;;
+		esac
+	done
+	echo 1
+}
+
+# Open MPI across both guests, started by node1: one rank per node, the
+# rsh launcher replaced by gb-rsh, out-of-band traffic on the private link,
+# messages by UCX over rxe0 (RC verbs, UD for wire-up). UCX's UD drops
+# every packet whose GRH destination GID does not match where it expects
+# it, which rxe's RoCE v2 IPv4 packets never do here (measured: the UD
+# endpoint times out; ibv_ud_pingpong works): UCX_UD_ETH_DGID_CHECK=n.
+# As root in the guest, hence --allow-run-as-root.
+mpirun_both() {
+	timeout 600 /gpubuf/host-run /usr/bin/mpirun --allow-run-as-root -np 2 \
+		--host 10.77.0.1:1,10.77.0.2:1 \
+		--mca plm_rsh_agent "$bin/gb-rsh" --mca plm_rsh_no_tree_spawn 1 \
+		--mca oob_tcp_if_include 10.77.0.0/24 \
+		--mca pml ucx --mca osc ucx --mca btl self \
+		--mca pml_ucx_tls any --mca pml_ucx_devices any \
+		-x GPUBUF_BACKEND=module -x GB_RSH_PORT \
+		-x UCX_NET_DEVICES=rxe0:1 -x UCX_TLS=rc_verbs,ud_verbs,self \
+		-x UCX_IB_GID_INDEX="$(gid_index)" -x UCX_UD_ETH_DGID_CHECK=n \
+		"$@"
+}
+
+mpi() {
+	name=$1
+	shift
+	if ! peer_ready; then
+		echo "1..1"
+		echo "not ok 1 - $name: node2's gb-rsh server did not answer in 2 minutes"
+		return
+	fi
+	mpirun_both "$@" 2>&1
+}
+
+# The zero-copy run again with UCX's protocol selection printed
+# (UCX_PROTO_ENABLE=y, UCX_PROTO_INFO=y; Debian's UCX is built without
+# statistics and debug logging): large tagged sends from host memory must
+# use a rendezvous zero-copy protocol on rxe0.
+protocol() {
+	log=/tmp/ucx-protocol.log
+	peer_ready || { echo "1..1"; echo "not ok 1 - node2's gb-rsh server did not answer"; return; }
+	mpirun_both -x UCX_PROTO_ENABLE=y -x UCX_PROTO_INFO=y \
+		"$bin/mpi-gpubuf-test" --zero-copy >"$log" 2>&1
+	rc=$?
+	echo "1..2"
+	grep -E '^# rank|^(not )?ok' "$log"
+	if [ $rc = 0 ] && [ "$(grep -c '^ok' "$log")" = 2 ] && ! grep -q '^not ok' "$log"; then
+		echo "ok 1 - zero-copy run with UCX's protocol info: both checks passed (exit $rc)"
+	else
+		echo "not ok 1 - zero-copy run with UCX's protocol info: both checks passed (exit $rc)"
+		sed 's/^/# /' "$log" | tail -n 40
+	fi
+	# The tables UCX printed for tagged sends from host memory.
+	tables=$(grep -A6 'tagged message by ucp_tag_send\*() from host memory' "$log" | sed 's/^\[[^]]*\] *\[[^]]*\] *//')
+	echo "$tables" | sed 's/^/# /'
+	last=$(echo "$tables" | grep -E '\.\.inf +\|' | grep rxe0 | head -n 1)
+	case $last in
+	*"rendezvous zero-copy"*)
+		echo "ok 2 - UCX sends large tagged messages from host memory by rendezvous zero-copy on rxe0: ${last#*|}" ;;
+	*)
+		echo "not ok 2 - UCX sends large tagged messages from host memory by rendezvous zero-copy on rxe0 (largest range: ${last:-no table on rxe0})" ;;
+	esac
+}
+
+# The distributed GEMM example across both guests, checked by rank 0
+# against a single-process reference.
+gemm() {
+	peer_ready || { echo "1..1"; echo "not ok 1 - node2's gb-rsh server did not answer"; return; }
+	echo "1..1"
+	out=$(mpirun_both "$bin/mpi-gemm" 256 192 320 2>&1)
+	rc=$?
+	echo "$out" | sed 's/^/# /'
+	if [ $rc = 0 ] && echo "$out" | grep -q 'matches the single-process reference'; then
+		echo "ok 1 - examples/mpi_gemm.c: 256x192x320 GEMM on two guests matches the reference"
+	else
+		echo "not ok 1 - examples/mpi_gemm.c: 256x192x320 GEMM on two guests matches the reference (exit $rc)"
+	fi
+}
+
+# gpubuf-bench rdma between the guests (gpubuf vs mlock'd memory, both
+# sides), then perftest's ib_write_bw on the same link as the anchor.
+bench() {
+	peer_ready || { echo "1..1"; echo "not ok 1 - node2's gb-rsh server did not answer"; return; }
+	echo "1..3"
+	gb="env LD_LIBRARY_PATH=$bin GPUBUF_BACKEND=module $bin/gpubuf-bench rdma"
+	"$bin/gb-rsh" 10.77.0.2 "$gb --serve --sizes 4K,64K,1M" >/tmp/serve.out 2>&1 &
+	sleep 5
+	/gpubuf/host-run $gb --peer 10.77.0.2 --sizes 4K,64K,1M --reps 5 >/tmp/bench.out 2>/tmp/bench.err
+	rc=$?
+	wait
+	sed 's/^/# gpubuf-bench: /' /tmp/bench.out
+	sed 's/^/# gpubuf-bench stderr: /' /tmp/bench.err | tail -n 5
+	if [ $rc = 0 ] && grep -q '^write .*gpubuf' /tmp/bench.out && grep -q '^read .*mlock' /tmp/bench.out; then
+		echo "ok 1 - gpubuf-bench rdma --peer: WRITE and READ rows for gpubuf and mlock memory (exit $rc)"
+	else
+		echo "not ok 1 - gpubuf-bench rdma --peer: WRITE and READ rows for gpubuf and mlock memory (exit $rc)"
+		sed 's/^/# serve: /' /tmp/serve.out | tail -n 5
+	fi
+	if grep -Eq '^rdma_write_gpubuf_vs_mlock +[0-9]' /tmp/bench.out &&
+		grep -Eq '^rdma_read_gpubuf_vs_mlock +[0-9]' /tmp/bench.out; then
+		echo "ok 2 - gpubuf-bench rdma printed the gpubuf/mlock ratios from interleaved pairs"
+	else
+		echo "not ok 2 - gpubuf-bench rdma printed the gpubuf/mlock ratios from interleaved pairs"
+	fi
+	g=$(gid_index)
+	"$bin/gb-rsh" 10.77.0.2 "timeout 120 ib_write_bw -d rxe0 -x $g -s 1048576 -n 50 -F" >/tmp/perf-serve.out 2>&1 &
+	sleep 5
+	/gpubuf/host-run timeout 120 ib_write_bw -d rxe0 -x "$g" -s 1048576 -n 50 -F 10.77.0.2 >/tmp/perf.out 2>&1
+	rc=$?
+	wait
+	sed 's/^/# ib_write_bw: /' /tmp/perf.out | tail -n 8
+	if [ $rc = 0 ] && grep -Eq '^ *1048576 +50 ' /tmp/perf.out; then
+		echo "ok 3 - perftest ib_write_bw, 1 MiB x 50 on the same link (the anchor)"
+	else
+		echo "not ok 3 - perftest ib_write_bw, 1 MiB x 50 on the same link (the anchor; exit $rc)"
+	fi
+}
+
+stop() {
+	echo "1..1"
+	if "$bin/gb-rsh" --stop 10.77.0.2; then
+		echo "ok 1 - node1: node2's gb-rsh server stopped"
+	else
+		echo "not ok 1 - node1: node2's gb-rsh server stopped"
+	fi
+}
+
+step=$1
+shift
+case $step in
+net | serve | mpi | protocol | gemm | bench | stop) "$step" "$@" ;;
+*) echo "usage: node.sh net N | serve | mpi NAME ARGS | protocol | gemm | bench | stop" >&2; exit 2 ;;
+esac
