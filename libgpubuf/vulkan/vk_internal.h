@@ -19,6 +19,19 @@
 #include <sys/types.h>
 #include <vulkan/vulkan.h>
 
+/*
+ * Vulkan headers before 1.2.175 (bullseye's 1.2.162) have only the
+ * deprecated version macros, without the variant field.
+ */
+#ifndef VK_MAKE_API_VERSION
+#define VK_MAKE_API_VERSION(variant, major, minor, patch)		\
+	((((uint32_t)(variant)) << 29) | (((uint32_t)(major)) << 22) |	\
+	 (((uint32_t)(minor)) << 12) | ((uint32_t)(patch)))
+#define VK_API_VERSION_MAJOR(version) (((uint32_t)(version) >> 22) & 0x7fU)
+#define VK_API_VERSION_MINOR(version) (((uint32_t)(version) >> 12) & 0x3ffU)
+#define VK_API_VERSION_PATCH(version) ((uint32_t)(version) & 0xfffU)
+#endif
+
 #include "gpubuf.h"
 
 /* Instance-level entry points; X(name, required). */

@@ -47,6 +47,13 @@ int mode_vulkan(struct bench *b)
 #define VK_NO_PROTOTYPES
 #include <vulkan/vulkan.h>
 
+/* Vulkan headers before 1.2.175 (bullseye's) lack these. */
+#ifndef VK_API_VERSION_MAJOR
+#define VK_API_VERSION_MAJOR(version) (((uint32_t)(version) >> 22) & 0x7fU)
+#define VK_API_VERSION_MINOR(version) (((uint32_t)(version) >> 12) & 0x3ffU)
+#define VK_API_VERSION_PATCH(version) ((uint32_t)(version) & 0xfffU)
+#endif
+
 /* vkDestroyInstance first: whatever else is missing, the instance goes. */
 #define VKB_FNS(X)							\
 	X(vkDestroyInstance)						\
