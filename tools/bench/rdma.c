@@ -511,6 +511,8 @@ static int measure(struct rdma *r)
 	int nr = bench_sizes(&b->o, def_sizes, 4, sizes);
 	size_t si, set;
 
+	if (reps > 1024)
+		return rdma_fail(r, "--reps over 1024");
 	ratio_size = bench_ratio_size(&b->o, sizes, nr);
 	for (set = 0; set < sizeof(sets) / sizeof(sets[0]); set++) {
 		const struct sample_set *s = &sets[set];
@@ -521,8 +523,8 @@ static int measure(struct rdma *r)
 			double col[NMEM][1024];
 			int i, k;
 
-			if (!v || reps > 1024)
-				return rdma_fail(r, "out of memory (or --reps over 1024)");
+			if (!v)
+				return rdma_fail(r, "out of memory");
 			if (len > r->size) {
 				free(v);
 				continue;
@@ -551,7 +553,6 @@ static int measure(struct rdma *r)
 
 				snprintf(name, sizeof(name), "rdma_%s_gpubuf_vs_mlock", s->op);
 				idx = ratio_add(b, MODE_RDMA, name, "gpubuf", len);
-				b->rat[idx].threads = 1;
 				if (ratio_sides(b, &b->rat[idx], s->op, s->op, "mlock"))
 					ratio_pairs(&b->rat[idx], v, reps);
 			}
