@@ -170,7 +170,8 @@ bench() {
 	gb="env LD_LIBRARY_PATH=$bin GPUBUF_BACKEND=module $bin/gpubuf-bench rdma"
 	# Small: under TCG one 8-byte round trip takes milliseconds.
 	args="--sizes 64K,1M --reps 3 --warmup 1 --rep-bytes 2M"
-	"$bin/gb-rsh" 10.77.0.2 "$gb --serve $args" >/tmp/serve.out 2>&1 &
+	# A --peer side that fails before connecting leaves the server waiting.
+	"$bin/gb-rsh" 10.77.0.2 "timeout 600 $gb --serve $args" >/tmp/serve.out 2>&1 &
 	sleep 5
 	{ /gpubuf/host-run $gb --peer 10.77.0.2 $args 2>/tmp/bench.err; echo $? >/tmp/bench.rc; } |
 		tee /tmp/bench.out | sed 's/^/# gpubuf-bench: /'
