@@ -149,7 +149,7 @@ static double huge_share_of_1g(struct __test_metadata *_metadata, int dev,
 	return 100.0 * info.huge_bytes / info.size;
 }
 
-TEST_F_TIMEOUT(measure, huge_share_of_1g_on_fragmented_memory, 600)
+TEST_F_TIMEOUT(measure, huge_share_of_1g_on_fragmented_memory, 1500)
 {
 	unsigned long long from_reserve = 0;
 	double without, with;
