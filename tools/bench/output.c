@@ -68,6 +68,13 @@ static void table_header(const struct header *h)
 	printf("# units:    GB/s = 1e9 bytes/s; median [min..max] of the repetitions\n");
 }
 
+/* The column line of the modes whose rows cuda_row() prints. */
+static void value_columns(void)
+{
+	printf("%-14s %-13s %10s %10s %10s %10s %-6s %4s %5s\n", "op",
+	       "memory", "size", "value", "min", "max", "unit", "reps", "node");
+}
+
 static void table_mode_title(const struct bench *b, enum bench_mode m,
 			     const struct result *first)
 {
@@ -94,32 +101,24 @@ static void table_mode_title(const struct bench *b, enum bench_mode m,
 		printf("# cuda: copy and zero-copy GB/s; GEMV/GEMM ms per operation (with effective\n"
 		       "# GB/s or GFLOP/s); cuMemHostRegister s/GiB. Event-timed loops on a\n"
 		       "# non-blocking stream, median [min..max] of the samples\n");
-		printf("%-14s %-13s %10s %10s %10s %10s %-6s %4s %5s\n", "op",
-		       "memory", "size", "value", "min", "max", "unit",
-		       "reps", "node");
+		value_columns();
 		break;
 	case MODE_HSA:
 		printf("# hsa: hsa_amd_memory_async_copy GB/s to/from a device-pool buffer, one copy\n"
 		       "# in flight, host-timed; pageable = lock + copy + unlock per copy\n");
-		printf("%-14s %-13s %10s %10s %10s %10s %-6s %4s %5s\n", "op",
-		       "memory", "size", "value", "min", "max", "unit",
-		       "reps", "node");
+		value_columns();
 		break;
 	case MODE_VULKAN:
 		printf("# vulkan: libgpubuf's SPIR-V GEMV (f32, square A of the size shown) on gpubuf\n"
 		       "# memory in place vs A copied into device memory first; gpubuf_vk_import +\n"
 		       "# release; ms per operation, host-timed around synchronous calls\n");
-		printf("%-14s %-13s %10s %10s %10s %10s %-6s %4s %5s\n", "op",
-		       "memory", "size", "value", "min", "max", "unit",
-		       "reps", "node");
+		value_columns();
 		break;
 	case MODE_RDMA:
 		printf("# rdma: RDMA WRITE/READ over one RC queue pair to the peer's memory of the\n"
 		       "# same kind, up to 16 in flight, GB/s; *_lat: microseconds until one 8-byte\n"
 		       "# operation completes (a round trip); gpubuf and mlock samples interleaved\n");
-		printf("%-14s %-13s %10s %10s %10s %10s %-6s %4s %5s\n", "op",
-		       "memory", "size", "value", "min", "max", "unit",
-		       "reps", "node");
+		value_columns();
 		break;
 	default:
 		break;

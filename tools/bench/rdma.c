@@ -90,6 +90,8 @@ struct rdma {
 	void *mem[NMEM];
 	struct ibv_mr *mr[NMEM];
 	size_t size;
+	uint64_t sizes[MAX_SIZES];	/* bandwidth sizes, from bench_sizes() */
+	int nr_sizes;
 	int gid_index;
 	int sock;
 	struct peer_info me, peer;
@@ -503,12 +505,12 @@ static void add_row(struct rdma *r, const struct sample_set *s, int k, size_t le
 
 static int measure(struct rdma *r)
 {
-	static const uint64_t def_sizes[] = { 4 * KIB, 64 * KIB, 1 * MIB, 4 * MIB };
 	struct bench *b = r->b;
-	uint64_t sizes[MAX_SIZES], ratio_size;
+	const uint64_t *sizes = r->sizes;
+	int nr = r->nr_sizes;
+	uint64_t ratio_size;
 	int reps = b->o.reps ? b->o.reps : 5, warm = b->o.warmup >= 0 ? b->o.warmup : 1;
 	uint64_t bytes = b->o.rep_bytes_set ? b->o.rep_bytes : 16 * MIB;
-	int nr = bench_sizes(&b->o, def_sizes, 4, sizes);
 	size_t si, set;
 
 	if (reps > 1024)
@@ -662,12 +664,13 @@ int mode_rdma(struct bench *b)
 	if (rc != EXIT_OK)
 		return rc;
 	{
-		uint64_t sizes[MAX_SIZES], max = 8;
 		static const uint64_t def[] = { 4 * KIB, 64 * KIB, 1 * MIB, 4 * MIB };
-		int i, nr = bench_sizes(&b->o, def, 4, sizes);
+		uint64_t max = 8;
+		int i;
 
-		for (i = 0; i < nr; i++)
-			max = sizes[i] > max ? sizes[i] : max;
+		r.nr_sizes = bench_sizes(&b->o, def, 4, r.sizes);
+		for (i = 0; i < r.nr_sizes; i++)
+			max = r.sizes[i] > max ? r.sizes[i] : max;
 		/* verify() uses two halves of the largest size. */
 		r.size = (size_t)(2 * max + 4095) & ~(size_t)4095;
 	}
