@@ -182,6 +182,8 @@ if [ -f bindings/python/run-tests.sh ]; then
 		GPUBUF_BACKEND=memfd bindings/python/run-tests.sh run "$top/build/python" \
 			>"$results/22-python-host.tap" 2>&1
 	fi
+	# The runner itself: stopped by a time limit, it must fail.
+	sh bindings/python/test-run-tests.sh >"$results/22-python-runner.tap" 2>&1
 fi
 
 # The Go binding against the tree's libgpubuf, on the memfd backend here,

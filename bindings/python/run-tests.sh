@@ -35,7 +35,26 @@ build)
 run)
 	tap=${TMPDIR:-/tmp}/gpubuf-python.$$.tap
 	log=${TMPDIR:-/tmp}/gpubuf-python.$$.log
-	trap 'rm -f "$tap" "$log"' EXIT INT TERM
+	pytest_pid=
+	trap 'rm -f "$tap" "$log"' EXIT
+	# SIGTERM (a suite time limit: the guest's busybox timeout signals
+	# this shell only) or SIGINT stops pytest and is a failure, reported
+	# with the results so far; the shell must not carry on and find no
+	# results from a pytest that never finished.
+	stopped() {
+		[ -n "$pytest_pid" ] && kill "$pytest_pid" 2>/dev/null
+		n=0
+		if [ -s "$tap" ]; then
+			grep -v '^1\.\.' "$tap"
+			n=$(grep -Ec '^(not )?ok ' "$tap")
+		fi
+		echo "not ok $((n + 1)) - python: stopped by SIG$1 after $n results (a time limit?)"
+		echo "1..$((n + 1))"
+		tail -n 25 "$log" 2>/dev/null | sed 's/^/# /'
+		exit 1
+	}
+	trap 'stopped TERM' TERM
+	trap 'stopped INT' INT
 	export PYTHONPATH="$out/lib" PYTHONDONTWRITEBYTECODE=1 GPUBUF_TAP="$tap"
 	"$python" - <<'PY' 2>&1 | sed 's/^/# /'
 import gpubuf
@@ -54,9 +73,12 @@ with gpubuf.open() as c:
           "versioned DLPack capsules %s" % ((c.backend,) + gpubuf.library_version()
           + (np, th, "yes" if gpubuf.dlpack_versioned() else "no")))
 PY
+	# In the background, so that the signal traps run at once.
 	# shellcheck disable=SC2086
 	"$python" -m pytest -p no:cacheprovider -q -rs ${GPUBUF_PYTEST_ARGS:-} \
-		"$here/tests" >"$log" 2>&1
+		"$here/tests" >"$log" 2>&1 &
+	pytest_pid=$!
+	wait "$pytest_pid"
 	rc=$?
 	if [ -s "$tap" ]; then
 		cat "$tap"
