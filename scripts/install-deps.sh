@@ -104,6 +104,7 @@ check    pkg python3-numpy    NumPy sharing gpubuf memory
 check    pkg python3-torch    PyTorch sharing gpubuf memory
 check    pkg openmpi-bin      two MPI ranks on the host over gpubuf memory (tests/cluster/host.sh)
 check    pkg libopenmpi-dev   mpicc for the MPI test program and examples/mpi_gemm.c
+check    pkg python3-mpi4py   examples/mpi_gemm.py, the distributed GEMM from Python
 check    pkg golang-go        the Go binding: go test -race, go vet, gofmt (Go 1.19)
 check    pkg libvulkan-dev    the Vulkan layer's headers and the loader
 check    pkg glslang-tools    glslangValidator: the Vulkan shaders to SPIR-V
@@ -117,7 +118,7 @@ check-kernels pkg debootstrap
 check-kernels cmd debootstrap chroot mount mountpoint
 # make check-cluster: two QEMU guests joined by a UDP socket link, Open MPI
 # over UCX on soft-RoCE between them (tests/cluster/run.sh).
-check-cluster uses module lib
+check-cluster uses module lib python
 check-cluster pkg linux-headers-amd64
 check-cluster pkg linux-image-amd64 the guests boot Debian's own kernel
 check-cluster pkg qemu-system-x86
@@ -131,6 +132,8 @@ check-cluster pkg rdma-core
 check-cluster pkg iproute2        rdma link add in the guests
 check-cluster pkg openmpi-bin     mpirun and orted, run from the host's root in the guests
 check-cluster pkg libopenmpi-dev  mpicc for the MPI test and the distributed GEMM example
+check-cluster pkg python3-numpy   examples/mpi_gemm.py's local multiply
+check-cluster pkg python3-mpi4py  examples/mpi_gemm.py between the guests
 check-cluster pkg ucx-utils       ucx_info: the UCX build and transports the docs name
 check-cluster pkg perftest        ib_write_bw, the anchor gpubuf-bench rdma is compared with
 check-cluster cmd qemu-system-x86_64 busybox cpio gzip mpicc mpirun rdma ib_write_bw ucx_info

@@ -212,6 +212,11 @@ if [ -f tests/cluster/Makefile ]; then
 		tests/cluster/host.sh "$top/build/cluster-host" test >"$results/24-mpi-host.tap" 2>&1
 		tests/cluster/host.sh "$top/build/cluster-host" gemm >"$results/24-mpi-gemm-host.tap" 2>&1
 	fi
+	# examples/mpi_gemm.py: the same GEMM through mpi4py and the extension.
+	if [ -n "$python_ok" ]; then
+		tests/cluster/host.sh "$top/build/cluster-host" gemm-py "$top/build/python/lib" \
+			>"$results/24-mpi-gemm-py-host.tap" 2>&1
+	fi
 fi
 
 if [ -f tools/Makefile ]; then

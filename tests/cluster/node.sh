@@ -11,7 +11,7 @@
 #   node.sh serve         node2: serve gb-rsh until node1 says stop
 #   node.sh mpi NAME ARGS node1: mpirun across both guests, the program's TAP
 #   node.sh protocol      node1: UCX's protocol thresholds and lanes on rxe0
-#   node.sh gemm          node1: examples/mpi_gemm.c across both guests
+#   node.sh gemm c|py     node1: examples/mpi_gemm.c or .py across both guests
 #   node.sh bench         node1: gpubuf-bench rdma and ib_write_bw against node2
 #   node.sh stop          node1: stop node2's gb-rsh server
 set -u
@@ -112,14 +112,19 @@ mpirun_both() {
 		"$@"
 }
 
+# The steps that run on both nodes start with it: a missing server is one
+# failed result, not a hang.
+need_peer() {
+	peer_ready && return 0
+	echo "1..1"
+	echo "not ok 1 - $1: node2's gb-rsh server did not answer in 2 minutes"
+	return 1
+}
+
 mpi() {
 	name=$1
 	shift
-	if ! peer_ready; then
-		echo "1..1"
-		echo "not ok 1 - $name: node2's gb-rsh server did not answer in 2 minutes"
-		return
-	fi
+	need_peer "$name" || return
 	mpirun_both "$@" 2>&1
 }
 
@@ -148,41 +153,59 @@ protocol() {
 }
 
 # The distributed GEMM example across both guests, checked by rank 0
-# against a single-process reference.
+# against a single-process reference: gemm c (examples/mpi_gemm.c) or
+# gemm py (examples/mpi_gemm.py with mpi4py, NumPy and the extension).
 gemm() {
-	peer_ready || { echo "1..1"; echo "not ok 1 - node2's gb-rsh server did not answer"; return; }
+	case $1 in
+	c) name=examples/mpi_gemm.c; set -- "$bin/mpi-gemm" ;;
+	py) name="examples/mpi_gemm.py (mpi4py)"
+		set -- -x PYTHONPATH=/gpubuf/cluster/python -x LD_LIBRARY_PATH="$bin" \
+			/usr/bin/python3 /gpubuf/cluster/mpi_gemm.py ;;
+	esac
+	need_peer "$name" || return
 	echo "1..1"
-	out=$(mpirun_both "$bin/mpi-gemm" 256 192 320 2>&1)
+	out=$(mpirun_both "$@" 256 192 320 2>&1)
 	rc=$?
 	echo "$out" | sed 's/^/# /'
 	if [ $rc = 0 ] && echo "$out" | grep -q 'matches the single-process reference'; then
-		echo "ok 1 - examples/mpi_gemm.c: 256x192x320 GEMM on two guests matches the reference"
+		echo "ok 1 - $name: 256x192x320 GEMM on two guests matches the reference"
 	else
-		echo "not ok 1 - examples/mpi_gemm.c: 256x192x320 GEMM on two guests matches the reference (exit $rc)"
+		echo "not ok 1 - $name: 256x192x320 GEMM on two guests matches the reference (exit $rc)"
 	fi
 }
 
 # gpubuf-bench rdma between the guests (gpubuf vs mlock'd memory, both
 # sides), then perftest's ib_write_bw on the same link as the anchor.
+# pair NAME LIMIT SERVER CLIENT: SERVER on node2 in the background, then
+# CLIENT here once the server has had 5 s to listen, both chrooted in the
+# host's root and given LIMIT seconds (a client that fails before
+# connecting leaves its server waiting). Output in /tmp/NAME.out and
+# /tmp/NAME-serve.out; the client's exit status is returned.
+pair() {
+	"$bin/gb-rsh" 10.77.0.2 "timeout $2 $3" >"/tmp/$1-serve.out" 2>&1 &
+	sleep 5
+	# shellcheck disable=SC2086
+	/gpubuf/host-run timeout "$2" $4 >"/tmp/$1.out" 2>"/tmp/$1.err"
+	rc=$?
+	wait
+	return $rc
+}
+
 bench() {
-	peer_ready || { echo "1..1"; echo "not ok 1 - node2's gb-rsh server did not answer"; return; }
+	need_peer "gpubuf-bench rdma" || return
 	echo "1..3"
 	gb="env LD_LIBRARY_PATH=$bin GPUBUF_BACKEND=module $bin/gpubuf-bench rdma"
 	# Small: under TCG one 8-byte round trip takes milliseconds.
 	args="--sizes 64K,1M --reps 3 --warmup 1 --rep-bytes 2M"
-	# A --peer side that fails before connecting leaves the server waiting.
-	"$bin/gb-rsh" 10.77.0.2 "timeout 600 $gb --serve $args" >/tmp/serve.out 2>&1 &
-	sleep 5
-	{ /gpubuf/host-run $gb --peer 10.77.0.2 $args 2>/tmp/bench.err; echo $? >/tmp/bench.rc; } |
-		tee /tmp/bench.out | sed 's/^/# gpubuf-bench: /'
-	rc=$(cat /tmp/bench.rc)
-	wait
+	pair bench 600 "$gb --serve $args" "$gb --peer 10.77.0.2 $args"
+	rc=$?
+	sed 's/^/# gpubuf-bench: /' /tmp/bench.out
 	sed 's/^/# gpubuf-bench stderr: /' /tmp/bench.err | tail -n 5
 	if [ $rc = 0 ] && grep -q '^write .*gpubuf' /tmp/bench.out && grep -q '^read .*mlock' /tmp/bench.out; then
 		echo "ok 1 - gpubuf-bench rdma --peer: WRITE and READ rows for gpubuf and mlock memory (exit $rc)"
 	else
 		echo "not ok 1 - gpubuf-bench rdma --peer: WRITE and READ rows for gpubuf and mlock memory (exit $rc)"
-		sed 's/^/# serve: /' /tmp/serve.out | tail -n 5
+		sed 's/^/# serve: /' /tmp/bench-serve.out | tail -n 5
 	fi
 	if grep -Eq '^rdma_write_gpubuf_vs_mlock +[0-9]' /tmp/bench.out &&
 		grep -Eq '^rdma_read_gpubuf_vs_mlock +[0-9]' /tmp/bench.out; then
@@ -190,12 +213,10 @@ bench() {
 	else
 		echo "not ok 2 - gpubuf-bench rdma printed the gpubuf/mlock ratios from interleaved pairs"
 	fi
-	g=$(gid_index)
-	"$bin/gb-rsh" 10.77.0.2 "timeout 120 ib_write_bw -d rxe0 -x $g -s 1048576 -n 50 -F" >/tmp/perf-serve.out 2>&1 &
-	sleep 5
-	/gpubuf/host-run timeout 120 ib_write_bw -d rxe0 -x "$g" -s 1048576 -n 50 -F 10.77.0.2 >/tmp/perf.out 2>&1
+	perf="ib_write_bw -d rxe0 -x $(gid_index) -s 1048576 -n 50 -F"
+	pair perf 120 "$perf" "$perf 10.77.0.2"
 	rc=$?
-	wait
+	cat /tmp/perf.err >>/tmp/perf.out
 	sed 's/^/# ib_write_bw: /' /tmp/perf.out | tail -n 8
 	if [ $rc = 0 ] && grep -Eq '^ *1048576 +50 ' /tmp/perf.out; then
 		echo "ok 3 - perftest ib_write_bw, 1 MiB x 50 on the same link (the anchor)"
@@ -237,5 +258,5 @@ step=$1
 shift
 case $step in
 net | serve | mpi | protocol | gemm | bench | stop) "$step" "$@" ;;
-*) echo "usage: node.sh net N | serve | mpi NAME ARGS | protocol | gemm | bench | stop" >&2; exit 2 ;;
+*) echo "usage: node.sh net N | serve | mpi NAME ARGS | protocol | gemm c|py | bench | stop" >&2; exit 2 ;;
 esac

@@ -6,7 +6,8 @@
 # Open MPI across both (gb-rsh as the rsh agent, tests/cluster/gb_rsh.c),
 # UCX moves the messages over rxe. Suites (tests/cluster/node.sh):
 #   node1: 40-net, 41-mpi (two-sided, one-sided, zero copy), 42-ucx-protocol,
-#          43-pfnmap-control, 44-mpi-gemm, 45-rdma-bench, 49-stop
+#          43-pfnmap-control, 44-mpi-gemm (C), 44-mpi-gemm-py (mpi4py),
+#          45-rdma-bench, 49-stop
 #   node2: 40-net, 41-serve
 # Prints both guests' TAP (prefixed node1:/node2:) and
 # "N passed, N failed, N skipped" last; exits 1 on any failure.
@@ -33,10 +34,13 @@ log "build against $kdir"
 	make -s -C tests/cluster OUT="$out/extra/cluster/bin" &&
 	make -s -C tools &&
 	cp tools/build/gpubuf-bench "$out/extra/cluster/bin/" &&
-	cp -L libgpubuf/build/libgpubuf.so.0 "$out/extra/cluster/bin/"
+	cp -L libgpubuf/build/libgpubuf.so.0 "$out/extra/cluster/bin/" &&
+	bindings/python/run-tests.sh build "$out/python" &&
+	cp -r "$out/python/lib" "$out/extra/cluster/python"
 } >>"$out/build.log" 2>&1 ||
-	fail "gpubuf.ko, the test modules, libgpubuf, gpubuf-bench and the cluster programs build (see $out/build.log)"
+	fail "gpubuf.ko, the test modules, libgpubuf, gpubuf-bench, the Python extension and the cluster programs build (see $out/build.log)"
 cp tests/cluster/node.sh "$out/extra/cluster/node.sh"
+cp examples/mpi_gemm.py "$out/extra/cluster/mpi_gemm.py"
 
 suite() { # NODE NAME NODE.SH-ARGS...
 	f=$out/$1/$2
@@ -49,7 +53,8 @@ suite node1 40-net net 1
 suite node1 41-mpi mpi 41-mpi $b/mpi-gpubuf-test
 suite node1 42-ucx-protocol protocol
 suite node1 43-pfnmap-control mpi 43-pfnmap-control $b/mpi-gpubuf-test --pfnmap
-suite node1 44-mpi-gemm gemm
+suite node1 44-mpi-gemm gemm c
+suite node1 44-mpi-gemm-py gemm py
 suite node1 45-rdma-bench bench
 suite node1 49-stop stop
 suite node2 40-net net 2
