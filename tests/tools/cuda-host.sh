@@ -82,6 +82,42 @@ else
 	skip "--json-file holds the same run as the table" "no python3 here"
 fi
 
+# ---- small values keep their digits in the table ---------------------------
+# The stand-in times every loop as 1 ms, so at 4 KiB a GEMV is 1/256 ms and
+# an SGEMM about 0.001 GFLOP/s: a fixed three decimals printed those as
+# 0.004 and 0.0 (a slow link's RDMA bandwidth likewise as 0.000 GB/s).
+stubrun small --size 4K --reps 2 --warmup 0 --json-file "$tmp/small.json"
+if [ $have_py = 1 ]; then
+	check "values below 1 keep three significant digits in the table" "$tmp/small.out" "$tmp/small.err" -- \
+		python3 - "$tmp/small.json" "$tmp/small.out" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ok = [r for r in d["results"] if r["mode"] == "cuda" and r["status"] == "ok"]
+rows = [l.split() for l in open(sys.argv[2]).read().splitlines()
+        if l and not l.startswith(("#", "cuda:", "op "))]
+rows = [r for r in rows if len(r) > 7 and r[0] in {x["op"] for x in ok}]
+assert len(rows) == len(ok) and ok, (len(rows), len(ok))
+def same(text, want, decimals):
+    # three significant digits below 1, else the column's decimals; the
+    # JSON's own six significant digits add their rounding
+    err = abs(float(text) - want) - 5e-6 * abs(want)
+    return err <= 5e-3 * abs(want) if abs(want) < 1 else err <= 0.5 * 10 ** -decimals
+small = 0
+for r, x in zip(rows, ok):
+    key = next(k for k in ("gb_per_s", "ms", "seconds_per_gib") if k in x)
+    for text, want in zip(r[4:7], (x[key], x[key + "_min"], x[key + "_max"])):
+        assert same(text, want, 3), (r, key, want)
+        small += 0 < want < 0.1
+    rate = next((k for k in ("effective_gb_per_s", "gflop_per_s") if k in x), None)
+    if rate:
+        assert same(r[10], x[rate], 1), (r, rate, x[rate])
+        small += 0 < x[rate] < 0.1
+assert small, "no value below 0.1 at 4 KiB: the check tests nothing"
+PY
+else
+	skip "values below 1 keep three significant digits in the table" "no python3 here"
+fi
+
 # ---- an unwritable --json-file fails the run ------------------------------
 stubrun badfile --size 64K --reps 1 --warmup 0 --json-file "$tmp/none/x.json"
 check "an unwritable --json-file exits 1 and names the file" "$tmp/badfile.err" -- \

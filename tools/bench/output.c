@@ -125,20 +125,46 @@ static void table_mode_title(const struct bench *b, enum bench_mode m,
 	}
 }
 
+/*
+ * A value with at least @decimals decimals and, below 1, three significant
+ * digits: a slow link's 0.00042 GB/s or a 1/256 ms GEMV must not print as
+ * 0.000.
+ */
+static void print_value(int width, int decimals, double v)
+{
+	double x = v < 0 ? -v : v;
+	int i;
+
+	if (x > 0 && x < 1) {
+		for (i = 0; i < decimals; i++)
+			x *= 10;
+		for (; x < 100 && decimals < 12; x *= 10)
+			decimals++;
+	}
+	printf("%*.*f", width, decimals, v);
+}
+
 static void cuda_row(const struct result *r, const char *sz,
 		     const char *node)
 {
 	const char *m = result_metric(r);
 
-	printf("%-14s %-13s %10s %10.3f %10.3f %10.3f %-6s %4d %5s", r->op,
-	       r->memory, sz, r->med, r->min, r->max,
+	printf("%-14s %-13s %10s ", r->op, r->memory, sz);
+	print_value(10, 3, r->med);
+	putchar(' ');
+	print_value(10, 3, r->min);
+	putchar(' ');
+	print_value(10, 3, r->max);
+	printf(" %-6s %4d %5s",
 	       !strcmp(m, "gb_per_s") ? "GB/s" : !strcmp(m, "ms") ? "ms" :
 	       !strcmp(m, "us") ? "us" : "s/GiB", r->reps, node);
-	if (r->rate_name)
-		printf("  %.1f %s", r->rate,
+	if (r->rate_name) {
+		printf("  ");
+		print_value(0, 1, r->rate);
+		printf(" %s",
 		       strcmp(r->rate_name, "gflop_per_s") ? "GB/s effective" :
 		       "GFLOP/s");
-	else if (!strcmp(m, "seconds_per_gib"))
+	} else if (!strcmp(m, "seconds_per_gib"))
 		printf("  register %.2f ms, unregister %.2f ms",
 		       r->seconds * 1e3, r->free_seconds * 1e3);
 	printf("\n");
