@@ -148,10 +148,15 @@ for suite in "$@"; do
 	rm -rf "$suite_tests"
 	mkdir -p "$suite_tests"
 	cp "$tests_dir"/* "$suite_tests/"
+	# It is the sanitized build of libgpubuf's make check, so it runs with
+	# that target's ASAN_OPTIONS (libgpubuf/Makefile says why
+	# intercept_tls_get_addr=0: bullseye's GCC 10 runtime needs it).
+	asan=$(sed -n 's/^[[:space:]]*ASAN_OPTIONS=\([^ ]*\) .*/\1/p' \
+		"$top/libgpubuf/Makefile" | head -n 1)
 	if [ -x "$root/src/libgpubuf/build/tests/vulkan" ] &&
 		[ "${GPUBUF_VM_HOST_ROOT:-}" = 1 ]; then
 		printf '%s\n' '#!/bin/sh' \
-			"GPUBUF_HOST_SUBROOT=$root exec /gpubuf/host-run /src/libgpubuf/build/tests/vulkan" \
+			"ASAN_OPTIONS=$asan GPUBUF_HOST_SUBROOT=$root exec /gpubuf/host-run /src/libgpubuf/build/tests/vulkan" \
 			>"$suite_tests/59-lib-vulkan-$suite"
 		chmod +x "$suite_tests/59-lib-vulkan-$suite"
 	fi

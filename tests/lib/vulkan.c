@@ -141,7 +141,11 @@ static int dmabuf_import_failure_keeps_fds(void)
 	struct gpubuf *buf;
 	int dev, before, err;
 
-	T_CHECK(vk);
+	if (!vk) {
+		/* T_TEST_ON takes one condition; this test needs two. */
+		gpubuf_close(ctx);
+		return t_skip("needs %s", t_env_names[T_VULKAN]);
+	}
 	if (!t_dmabuf_device(vk)) {
 		gpubuf_vk_close(vk);
 		gpubuf_close(ctx);
