@@ -268,7 +268,7 @@ func (g *leakGuard) finalize() {
 	g.cleanup = nil
 	g.mu.Unlock()
 	if f != nil {
-		reportLeak(Leak{Kind: g.kind, Site: siteString(g.site)})
 		f()
+		reportLeak(Leak{Kind: g.kind, Site: siteString(g.site)})
 	}
 }

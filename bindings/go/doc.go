@@ -38,8 +38,9 @@
 //   - Pool.Put hands the memory to the next Get by design: slices kept
 //     past Put read and write the next user's data in either mode.
 //   - An owner dropped without Close is freed by a finalizer, which
-//     reports it (SetLeakHandler) and fences the range in either mode, since
-//     slices may still point there. Do not rely on it: close explicitly.
+//     fences the range in either mode, since slices may still point there,
+//     and then reports it (SetLeakHandler): the handler sees the range
+//     fenced already. Do not rely on it: close explicitly.
 //
 // # Go pointers
 //

@@ -118,14 +118,15 @@ func (m *memory) release(fence bool) error {
 	return nil
 }
 
-// finalize runs when an owner was dropped without Close: report it, and
-// free the buffer behind a fence, since slices of it may still exist.
+// finalize runs when an owner was dropped without Close: free the buffer
+// behind a fence, since slices of it may still exist, then report it, so
+// that what the leak handler sees is already cleaned up.
 func (m *memory) finalize() {
 	if m.closed.Swap(true) {
 		return
 	}
-	reportLeak(Leak{Kind: m.kind, Size: m.size, Site: siteString(m.site)})
 	m.release(true)
+	reportLeak(Leak{Kind: m.kind, Size: m.size, Site: siteString(m.site)})
 }
 
 // Leak describes an object that was garbage collected without Close.
@@ -149,9 +150,9 @@ var (
 
 // SetLeakHandler replaces what happens when the garbage collector finds an
 // object that was never closed (by default a line on standard error) and
-// returns the previous handler. The finalizer frees the object either way;
-// tests use the handler to fail on leaks. The handler runs on the
-// finalizer goroutine.
+// returns the previous handler. The finalizer frees the object either way,
+// before the handler runs; tests use the handler to fail on leaks. The
+// handler runs on the finalizer goroutine.
 func SetLeakHandler(h func(Leak)) func(Leak) {
 	leakMu.Lock()
 	defer leakMu.Unlock()
