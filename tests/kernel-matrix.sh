@@ -63,6 +63,13 @@ python_suite() {
 	grep -q '^1\.\.[0-9]' "$log.py.tap" || emit 0 "$suite: the Python tests printed no plan" "$log.py.tap"
 }
 
+# Each suite's Vulkan test program (59-lib-vulkan-SUITE, below) is the
+# sanitized build of libgpubuf's make check, so it runs with that target's
+# ASAN_OPTIONS (libgpubuf/Makefile says why intercept_tls_get_addr=0:
+# bullseye's GCC 10 runtime needs it).
+asan=$(sed -n 's/^[[:space:]]*ASAN_OPTIONS=\([^ ]*\) .*/\1/p' \
+	"$top/libgpubuf/Makefile" | head -n 1)
+
 for suite in "$@"; do
 	root=$matrix/$suite
 	log=$matrix/$suite.log
@@ -148,11 +155,6 @@ for suite in "$@"; do
 	rm -rf "$suite_tests"
 	mkdir -p "$suite_tests"
 	cp "$tests_dir"/* "$suite_tests/"
-	# It is the sanitized build of libgpubuf's make check, so it runs with
-	# that target's ASAN_OPTIONS (libgpubuf/Makefile says why
-	# intercept_tls_get_addr=0: bullseye's GCC 10 runtime needs it).
-	asan=$(sed -n 's/^[[:space:]]*ASAN_OPTIONS=\([^ ]*\) .*/\1/p' \
-		"$top/libgpubuf/Makefile" | head -n 1)
 	if [ -x "$root/src/libgpubuf/build/tests/vulkan" ] &&
 		[ "${GPUBUF_VM_HOST_ROOT:-}" = 1 ]; then
 		printf '%s\n' '#!/bin/sh' \
