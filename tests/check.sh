@@ -14,6 +14,11 @@ mkdir -p "$results" "$guest_tests"
 
 log() { echo "== $*" >&2; }
 
+# The project's own builds treat warnings as errors; a plain "make" of the
+# library or the tools does not (a user's or a distribution's flags).
+WERROR=${WERROR--Werror}
+export WERROR
+
 # A build step that fails is a failed result, not a silent stop.
 steps=0
 step() { # name command...
@@ -95,6 +100,14 @@ if [ -f libgpubuf/Makefile ]; then
 		sh -c 'make -s -C libgpubuf O="$1" CFLAGS="-O2 -flto" &&
 			libgpubuf/check-symbols.sh "$1/libgpubuf.so.$2"' \
 		sh "$top/build/lib-lto" "$(cat VERSION)"
+	# A user's or a distribution's own flags: no -Werror there, and the
+	# shared library links with CFLAGS (a sanitizer's runtime). GCC 12
+	# at -O1 used to stop on -Werror=maybe-uninitialized in hsa/.
+	rm -rf "$top/build/lib-userflags"
+	step "libgpubuf builds with a user's CFLAGS (-O1 -g -fsanitize=address,undefined)" \
+		sh -c 'make -s -C libgpubuf O="$1" WERROR= \
+			CFLAGS="-O1 -g -fsanitize=address,undefined" all' \
+		sh "$top/build/lib-userflags"
 	# Without a CUDA toolkit the library still builds, says so once,
 	# exports the same symbols and its CUDA calls answer -EOPNOTSUPP.
 	rm -rf "$top/build/lib-nocuda"

@@ -190,7 +190,7 @@ static int gpubuf_hsak_run(int gpu, enum gpubuf_hsa_kernel k,
 	const struct gpubuf_hsa *hsa;
 	struct gpubuf_hsak_agent *a = NULL;	/* gcc -O2 loses it in enter() */
 	hsa_kernel_dispatch_packet_t *pkt;
-	hsa_barrier_and_packet_t *bar;
+	hsa_barrier_and_packet_t *bar = NULL;	/* set and used only with a signal */
 	_Atomic uint64_t *token;
 	uint64_t id, n = signal ? 2 : 1, max_blocks, ring;
 	hsa_signal_t done;
