@@ -37,7 +37,7 @@ if ! cmp -s "$fragment" "$stamp"; then
 		scripts/kconfig/merge_config.sh -m .config "$fragment" &&
 		make -s olddefconfig) >"$work/config.log" 2>&1 || fail "configuring" "$work/config.log"
 	for opt in KASAN DEBUG_KMEMLEAK PROVE_LOCKING DRM_VGEM HMM_MIRROR MEMCG PAGE_OWNER \
-		RDMA_RXE; do
+		RDMA_RXE FAULT_INJECTION FAILSLAB FAIL_PAGE_ALLOC FAULT_INJECTION_USERCOPY; do
 		grep -Eq "^CONFIG_$opt=[ym]" "$linux/.config" || fail "CONFIG_$opt did not stick"
 	done
 	cp "$fragment" "$stamp"
