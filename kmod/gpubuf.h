@@ -32,6 +32,10 @@ struct dma_buf;
  * @attachments: list of struct gpubuf_attachment
  * @vmap_count:  number of outstanding vmaps of @vaddr
  * @vaddr:       kernel virtual mapping while @vmap_count > 0
+ * @held_node:   on the held list once released while a driver still pins
+ *               some of its chunks (gpubuf_alloc.c)
+ * @nr_held:     how many chunk heads, compacted to the front of @pages,
+ *               are still pinned then
  */
 struct gpubuf_buffer {
 	struct page **pages;
@@ -45,6 +49,8 @@ struct gpubuf_buffer {
 	struct list_head attachments;
 	unsigned int vmap_count;
 	void *vaddr;
+	struct list_head held_node;
+	unsigned long nr_held;
 };
 
 /* The largest chunk: one 2 MiB page, mapped with one PMD entry. */

@@ -74,20 +74,25 @@ static struct {
  * Pages of released buffers that a GPU or RDMA driver still references
  * (an MR, a CUDA registration, a KFD userptr pin them past the buffer's
  * last fd and mapping): the chunks stay ours, counted in @held_bytes and
- * against max_total_bytes, until only our reference is left. The list is
- * revisited by a delayed work, before an allocation would be refused, and
- * when the counters are read; under gpubuf_held_lock.
+ * against max_total_bytes, until only our reference is left. The record is
+ * the released buffer itself, its page array compacted to the pinned chunk
+ * heads, so that holding needs no allocation and so cannot fail: a chunk
+ * that is still pinned is never freed, and never reaches the reserve. The
+ * list is revisited by a delayed work, before an allocation would be
+ * refused, and when the counters are read; under gpubuf_held_lock, which
+ * also covers the held counters.
  */
-struct gpubuf_held {
-	struct list_head node;
-	unsigned long nr_chunks;
-	struct page *chunks[];		/* head pages still referenced */
-};
-
 static LIST_HEAD(gpubuf_held_list);
 static DEFINE_MUTEX(gpubuf_held_lock);
 static void gpubuf_held_work_fn(struct work_struct *work);
 static DECLARE_DELAYED_WORK(gpubuf_held_work, gpubuf_held_work_fn);
+
+/* What is left of a released buffer once no chunk is held: array, struct. */
+static void gpubuf_buffer_free_record(struct gpubuf_buffer *buf)
+{
+	kvfree(buf->pages);
+	kfree(buf);
+}
 
 static u64 gpubuf_ram_bytes(void)
 {
@@ -257,27 +262,27 @@ static bool gpubuf_chunk_idle(struct page *head)
  */
 static bool gpubuf_held_scan_locked(void)
 {
-	struct gpubuf_held *h, *tmp;
+	struct gpubuf_buffer *buf, *tmp;
 	u64 freed = 0;
 
 	lockdep_assert_held(&gpubuf_held_lock);
-	list_for_each_entry_safe(h, tmp, &gpubuf_held_list, node) {
+	list_for_each_entry_safe(buf, tmp, &gpubuf_held_list, held_node) {
 		unsigned long i, kept = 0;
 
-		for (i = 0; i < h->nr_chunks; i++) {
-			struct page *head = h->chunks[i];
+		for (i = 0; i < buf->nr_held; i++) {
+			struct page *head = buf->pages[i];
 
 			if (gpubuf_chunk_idle(head)) {
 				freed += PAGE_SIZE << compound_order(head);
 				gpubuf_chunk_free(head);
 			} else {
-				h->chunks[kept++] = head;
+				buf->pages[kept++] = head;
 			}
 		}
-		h->nr_chunks = kept;
+		buf->nr_held = kept;
 		if (!kept) {
-			list_del(&h->node);
-			kvfree(h);
+			list_del(&buf->held_node);
+			gpubuf_buffer_free_record(buf);
 			atomic64_dec(&gpubuf_stats.held_buffers);
 		}
 	}
@@ -316,15 +321,15 @@ static void gpubuf_held_work_fn(struct work_struct *work)
  */
 void gpubuf_held_release_all(void)
 {
-	struct gpubuf_held *h, *tmp;
+	struct gpubuf_buffer *buf, *tmp;
 
 	cancel_delayed_work_sync(&gpubuf_held_work);
 	mutex_lock(&gpubuf_held_lock);
-	list_for_each_entry_safe(h, tmp, &gpubuf_held_list, node) {
+	list_for_each_entry_safe(buf, tmp, &gpubuf_held_list, held_node) {
 		unsigned long i;
 
-		for (i = 0; i < h->nr_chunks; i++) {
-			struct page *head = h->chunks[i];
+		for (i = 0; i < buf->nr_held; i++) {
+			struct page *head = buf->pages[i];
 
 			if (gpubuf_chunk_idle(head)) {
 				gpubuf_chunk_free(head);
@@ -334,19 +339,21 @@ void gpubuf_held_release_all(void)
 			gpubuf_page_prepare_free(head);
 			__free_pages(head, compound_order(head));
 		}
-		list_del(&h->node);
-		kvfree(h);
+		list_del(&buf->held_node);
+		gpubuf_buffer_free_record(buf);
 	}
 	mutex_unlock(&gpubuf_held_lock);
 }
 
 /*
- * Free @buf's chunks that only we reference; the others go on the held
- * list, still counted against the limit. Returns the bytes kept.
+ * Free @buf's chunks that only we reference. If some are still pinned,
+ * @buf itself becomes their record on the held list (its page array
+ * compacted to their heads), still counted against the limit, and belongs
+ * to that list from then on; otherwise the caller frees it. Returns the
+ * bytes kept.
  */
 static u64 gpubuf_free_or_hold(struct gpubuf_buffer *buf)
 {
-	struct gpubuf_held *h = NULL;
 	unsigned long i = 0, n = 0;
 	u64 kept = 0;
 
@@ -366,20 +373,12 @@ static u64 gpubuf_free_or_hold(struct gpubuf_buffer *buf)
 	}
 	if (!n)
 		return 0;
-	h = kvmalloc(struct_size(h, chunks, n), GFP_KERNEL);
-	if (!h) {
-		/* No record: drop our references, the pinners free the pages. */
-		for (i = 0; i < n; i++)
-			gpubuf_chunk_free(buf->pages[i]);
-		return 0;
-	}
-	h->nr_chunks = n;
-	memcpy(h->chunks, buf->pages, n * sizeof(*h->chunks));
+	buf->nr_held = n;
 	mutex_lock(&gpubuf_held_lock);
-	list_add_tail(&h->node, &gpubuf_held_list);
-	mutex_unlock(&gpubuf_held_lock);
+	list_add_tail(&buf->held_node, &gpubuf_held_list);
 	atomic64_add(kept, &gpubuf_stats.held_bytes);
 	atomic64_inc(&gpubuf_stats.held_buffers);
+	mutex_unlock(&gpubuf_held_lock);
 	schedule_delayed_work(&gpubuf_held_work, HZ);
 	return kept;
 }
@@ -632,10 +631,10 @@ void gpubuf_buffer_destroy(struct gpubuf_buffer *buf)
 	u64 bytes = gpubuf_buffer_bytes(buf), kept;
 
 	WARN_ON(!list_empty(&buf->attachments) || buf->vmap_count);
-	kept = gpubuf_free_or_hold(buf);
-	kvfree(buf->pages);
 	mutex_destroy(&buf->lock);
-	kfree(buf);
+	kept = gpubuf_free_or_hold(buf);
+	if (!kept)
+		gpubuf_buffer_free_record(buf);
 	atomic64_dec(&gpubuf_stats.live_buffers);
 	atomic64_sub(bytes, &gpubuf_stats.live_bytes);
 	gpubuf_unreserve(bytes - kept);

@@ -270,7 +270,8 @@ struct page *gpubuf_reserve_take(int nid, bool strict)
 
 /**
  * gpubuf_reserve_give_back() - offer a buffer's idle 2 MiB chunk to the reserve
- * @head: the chunk's head page; only our reference is left
+ * @head: the chunk's head page; only our reference is left (a chunk with
+ *        more is refused with a warning and given up by the reserve)
  *
  * The reserve keeps its own chunks, and adopts other uncharged ones, while
  * it owns fewer than its target; a chunk charged to a cgroup is never kept,
@@ -283,6 +284,14 @@ bool gpubuf_reserve_give_back(struct page *head)
 	bool ours = page_private(head) == GPUBUF_RESERVE_MARK;
 	bool keep;
 
+	/*
+	 * A chunk that someone else still references (a pin) must never be
+	 * zeroed and lent again: give it up, and let the last put free it.
+	 */
+	if (WARN_ON_ONCE(page_ref_count(head) != 1)) {
+		gpubuf_reserve_forget(head);
+		return false;
+	}
 	if (compound_order(head) != GPUBUF_HUGE_ORDER ||
 	    (!ours && gpubuf_page_charged(head)))
 		return false;

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -476,6 +477,63 @@ static inline int gb_probe_run(uint32_t op, const void *addr, size_t len,
 	if (!ret && ns)
 		*ns = req.elapsed_ns;
 	return ret;
+}
+
+/*
+ * Systematic fault injection (CONFIG_FAULT_INJECTION, the debug kernel of
+ * make check-debug): gb_fail_nth_open() returns this thread's
+ * /proc/thread-self/fail-nth, open, after letting failslab and
+ * fail_page_alloc fail every allocation they see (by default they spare
+ * GFP_KERNEL ones and single pages); -ENOENT where the kernel has none.
+ * Write N with gb_fail_nth_arm() just before a call, and the Nth
+ * allocation (or user copy) the thread makes fails; gb_fail_nth_disarm()
+ * after the call says whether that fault was reached (1) or not (0: the
+ * call made fewer than N, so the loop over N is complete), and disarms it.
+ */
+static inline int gb_fail_nth_open(void)
+{
+	static const char *const knobs[][2] = {
+		{ "failslab/ignore-gfp-wait", "N" },
+		{ "fail_page_alloc/ignore-gfp-wait", "N" },
+		{ "fail_page_alloc/ignore-gfp-highmem", "N" },
+		{ "fail_page_alloc/min-order", "0" },
+		{ "failslab/verbose", "0" },
+		{ "fail_page_alloc/verbose", "0" },
+		{ "fail_usercopy/verbose", "0" },
+	};
+	char path[128];
+	size_t i;
+	int fd;
+
+	if (access("/proc/thread-self/fail-nth", F_OK))
+		return -ENOENT;
+	if (access("/sys/kernel/debug/failslab", F_OK))
+		mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);
+	for (i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++) {
+		snprintf(path, sizeof(path), "/sys/kernel/debug/%s", knobs[i][0]);
+		if (gb_write_str(path, knobs[i][1]))
+			return -EIO;
+	}
+	fd = open("/proc/thread-self/fail-nth", O_RDWR | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+static inline int gb_fail_nth_arm(int fd, unsigned int nth)
+{
+	char text[16];
+	int len = snprintf(text, sizeof(text), "%u", nth);
+
+	return pwrite(fd, text, len, 0) == len ? 0 : -errno;
+}
+
+static inline int gb_fail_nth_disarm(int fd)
+{
+	char text[16] = "";
+	ssize_t n = pread(fd, text, sizeof(text) - 1, 0);
+
+	if (n <= 0 || pwrite(fd, "0", 1, 0) != 1)
+		return -EIO;
+	return atoi(text) == 0;
 }
 
 /* Stamp every page's first word; returns the checksum the probe should see. */

@@ -193,6 +193,87 @@ TEST_F(reserve, knob_shrinks_while_pages_are_lent)
 	EXPECT_EQ(64 * SZ_1M, gb_stat("reserve_ready_bytes"));
 }
 
+/*
+ * A buffer released while a driver still pins its 2 MiB reserve chunk (an
+ * RDMA MR, a CUDA registration: here gpubuf_pinprobe's PIN_HOLD) keeps the
+ * chunk held: counted in held_bytes, never zeroed, never lent to the next
+ * ALLOC, and back in the reserve once unpinned. Where the kernel has
+ * fail-nth (the debug kernel), the release is run again with its 1st, 2nd,
+ * ... allocation failing: the module used to allocate a record of the held
+ * chunks there and, when that failed, gave the pinned chunk to the reserve
+ * (issue 37, K1), which zeroed it under the pin and lent it on.
+ */
+TEST_F(reserve, held_chunk_is_never_lent_while_pinned)
+{
+	int fail_nth = gb_fail_nth_open(), nth, reached = 0;
+
+	if (fail_nth == -ENOENT)
+		TH_LOG("no /proc/thread-self/fail-nth (no CONFIG_FAULT_INJECTION): the release runs without injected failures");
+	else
+		ASSERT_LE(0, fail_nth);
+	for (nth = 0;; nth++) {
+		struct pinprobe_req req = { .len = SZ_2M,
+					    .op = PINPROBE_OP_PIN_HOLD };
+		struct gpubuf_info info;
+		int fd, probe, more = 0;
+		uint64_t sum;
+		char *p;
+
+		fd = gb_alloc(self->dev, SZ_2M);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, gb_info(self->dev, fd, &info));
+		ASSERT_EQ(SZ_2M, info.reserve_bytes);
+		p = mmap(NULL, SZ_2M, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		ASSERT_NE(MAP_FAILED, p);
+		sum = gb_stamp_pages(p, SZ_2M, 37 + nth);
+		probe = open(PINPROBE_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+		ASSERT_LE(0, probe);
+		req.addr = (uintptr_t)p;
+		ASSERT_EQ(0, gb_ioctl(probe, PINPROBE_IOC_RUN, &req));
+		ASSERT_EQ(sum, req.checksum);
+		ASSERT_EQ(0, munmap(p, SZ_2M));
+
+		/* The release: close() drops the buffer's last reference. */
+		if (nth)
+			ASSERT_EQ(0, gb_fail_nth_arm(fail_nth, nth));
+		close(fd);
+		if (nth) {
+			more = gb_fail_nth_disarm(fail_nth);
+			ASSERT_LE(0, more);
+			reached += more;
+		}
+		EXPECT_EQ(SZ_2M, gb_stat("held_bytes"))
+			TH_LOG("fault %d of the release", nth);
+		EXPECT_EQ(1, gb_stat("held_buffers"));
+		EXPECT_EQ(SZ_2M, gb_stat("reserve_used_bytes"));
+
+		/* Every other reserve chunk, taken: none may be the pinned one. */
+		ASSERT_EQ(0, alloc_check_zero_and_dirty(self->dev, 64 * SZ_1M,
+							&info));
+		EXPECT_EQ(62 * SZ_1M, info.reserve_bytes);
+		ASSERT_EQ(0, rsv_wait_zeroed());
+		req.op = PINPROBE_OP_HELD_SUM;
+		ASSERT_EQ(0, gb_ioctl(probe, PINPROBE_IOC_RUN, &req));
+		EXPECT_EQ(sum, req.checksum)
+			TH_LOG("fault %d: the pinned chunk was zeroed or reused",
+			       nth);
+
+		/* Unpinned: the chunk comes back to the reserve, zeroed. */
+		close(probe);
+		EXPECT_EQ(0, gb_stat("held_bytes"));
+		EXPECT_EQ(0, gb_stat("held_buffers"));
+		EXPECT_EQ(0, gb_stat("reserve_used_bytes"));
+		ASSERT_EQ(0, rsv_wait_zeroed());
+		EXPECT_EQ(64 * SZ_1M, gb_stat("reserve_ready_bytes"));
+		if (fail_nth < 0 || (nth && !more))
+			break;
+	}
+	if (fail_nth >= 0) {
+		TH_LOG("release of a pinned buffer: %d fault sites", reached);
+		close(fail_nth);
+	}
+}
+
 /* drop_caches runs every shrinker: the reserve's gives all free pages back. */
 TEST_F(reserve, memory_pressure_shrinks_it)
 {

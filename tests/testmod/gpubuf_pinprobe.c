@@ -9,7 +9,8 @@
  * is the control: a VM_PFNMAP mapping, which both calls must refuse, on
  * every kernel (DRM drivers' mappings are PFNMAP on some kernels only).
  * The same pages also come as a dma-buf whose mmap() is VM_PFNMAP, the
- * control for importers (PINPROBE_IOC_EXPORT_PFNMAP).
+ * control for importers (PINPROBE_IOC_EXPORT_PFNMAP). PINPROBE_OP_PIN_HOLD
+ * keeps a pin past the call, until the file is closed, as an RDMA MR does.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -80,6 +81,82 @@ static int pinprobe_pin(unsigned long addr, unsigned long nr_pages,
 out_free:
 	kvfree(pages);
 	return pinned < 0 ? pinned : 0;
+}
+
+/* The pages of PINPROBE_OP_PIN_HOLD, per open file, unpinned at close. */
+struct pinprobe_hold {
+	struct page **pages;
+	unsigned long nr_pages;
+};
+
+static int pinprobe_pin_hold(struct file *file, unsigned long addr,
+			     unsigned long nr_pages, u64 *checksum,
+			     u64 *elapsed_ns)
+{
+	struct pinprobe_hold *hold;
+	unsigned long i;
+	u64 start;
+	int pinned;
+
+	if (file->private_data)
+		return -EBUSY;
+	hold = kzalloc(sizeof(*hold), GFP_KERNEL);
+	if (!hold)
+		return -ENOMEM;
+	hold->pages = kvmalloc_array(nr_pages, sizeof(*hold->pages),
+				     GFP_KERNEL);
+	if (!hold->pages) {
+		kfree(hold);
+		return -ENOMEM;
+	}
+	start = ktime_get_ns();
+	pinned = pin_user_pages_fast(addr, nr_pages,
+				     FOLL_WRITE | FOLL_LONGTERM, hold->pages);
+	*elapsed_ns = ktime_get_ns() - start;
+	if (pinned != nr_pages) {
+		if (pinned > 0)
+			unpin_user_pages(hold->pages, pinned);
+		kvfree(hold->pages);
+		kfree(hold);
+		return pinned < 0 ? pinned : -EFAULT;
+	}
+	hold->nr_pages = nr_pages;
+	*checksum = 0;
+	for (i = 0; i < nr_pages; i++)
+		*checksum += pinprobe_page_word(hold->pages[i]);
+	file->private_data = hold;
+	return 0;
+}
+
+static int pinprobe_held_sum(struct file *file, u64 *checksum)
+{
+	struct pinprobe_hold *hold = file->private_data;
+	unsigned long i;
+
+	if (!hold)
+		return -ENOENT;
+	*checksum = 0;
+	for (i = 0; i < hold->nr_pages; i++)
+		*checksum += pinprobe_page_word(hold->pages[i]);
+	return 0;
+}
+
+static int pinprobe_open(struct inode *inode, struct file *file)
+{
+	file->private_data = NULL;	/* misc_open() set it to the device */
+	return 0;
+}
+
+static int pinprobe_release(struct inode *inode, struct file *file)
+{
+	struct pinprobe_hold *hold = file->private_data;
+
+	if (hold) {
+		unpin_user_pages(hold->pages, hold->nr_pages);
+		kvfree(hold->pages);
+		kfree(hold);
+	}
+	return 0;
 }
 
 static bool pinprobe_invalidate(struct mmu_interval_notifier *mni,
@@ -275,6 +352,13 @@ static long pinprobe_ioctl(struct file *file, unsigned int cmd,
 		ret = pinprobe_hmm(req.addr, nr_pages, &req.checksum,
 				   &req.elapsed_ns);
 		break;
+	case PINPROBE_OP_PIN_HOLD:
+		ret = pinprobe_pin_hold(file, req.addr, nr_pages,
+					&req.checksum, &req.elapsed_ns);
+		break;
+	case PINPROBE_OP_HELD_SUM:
+		ret = pinprobe_held_sum(file, &req.checksum);
+		break;
 	default:
 		return -EINVAL;
 	}
@@ -291,6 +375,8 @@ static int pinprobe_mmap(struct file *file, struct vm_area_struct *vma)
 
 static const struct file_operations pinprobe_fops = {
 	.owner = THIS_MODULE,
+	.open = pinprobe_open,
+	.release = pinprobe_release,
 	.unlocked_ioctl = pinprobe_ioctl,
 	.mmap = pinprobe_mmap,
 	.llseek = noop_llseek,

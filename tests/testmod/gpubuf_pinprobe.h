@@ -15,6 +15,14 @@
 #define PINPROBE_OP_PIN_LONGTERM	1
 /* hmm_range_fault() with write faults: amdgpu/KFD userptr */
 #define PINPROBE_OP_HMM_FAULT		2
+/*
+ * As PIN_LONGTERM, but the pages stay pinned until this open file is
+ * closed, as an RDMA MR or a CUDA registration keeps them past the
+ * buffer's release; one such range per open file (else EBUSY).
+ */
+#define PINPROBE_OP_PIN_HOLD		3
+/* The checksum of the pages PIN_HOLD holds (addr and len as given then). */
+#define PINPROBE_OP_HELD_SUM		4
 
 /**
  * struct pinprobe_req - one probe over [addr, addr + len)
