@@ -2,10 +2,20 @@
 /*
  * gpubuf internal interfaces shared by the module's files.
  *
- * Lock order: gpubuf_buffer.lock is the only lock gpubuf takes. The dma-buf
- * core may hold the buffer's reservation lock around map_dma_buf, vmap and
- * mmap (6.2+), so buffer.lock nests inside it and is never held while
- * calling back into the dma-buf core.
+ * Locks, outermost first:
+ * - gpubuf_reserve_resize_lock (mutex, gpubuf_reserve.c) serialises the
+ *   reserve_bytes knob with load and unload; a write of the knob takes it
+ *   inside the kernel's module-parameter lock.
+ * - gpubuf_held_lock (mutex, gpubuf_alloc.c): the list of released buffers
+ *   whose chunks a driver still pins, and the held_* counters.
+ * - gpubuf_buffer.lock (mutex): one buffer's attachments and kernel
+ *   mapping; never held with the two above. The dma-buf core may hold the
+ *   buffer's reservation lock around map_dma_buf, vmap and mmap (6.2+), so
+ *   buffer.lock nests inside it and is never held while calling back into
+ *   the dma-buf core.
+ * - gpubuf_rsv.lock (spinlock, gpubuf_reserve.c): the reserve's lists and
+ *   counters; innermost (taken under the resize and held locks), nothing
+ *   sleeps under it.
  */
 #ifndef GPUBUF_INTERNAL_H
 #define GPUBUF_INTERNAL_H

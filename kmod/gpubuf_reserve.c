@@ -70,6 +70,7 @@ struct gpubuf_rsv_list {
 struct gpubuf_reserve_node {
 	struct gpubuf_rsv_list ready;	/* zeroed */
 	struct gpubuf_rsv_list dirty;	/* back from buffers, to be zeroed */
+	unsigned long nr_zeroing;	/* in the worker's hands */
 };
 
 /*
@@ -80,6 +81,7 @@ static struct {
 	spinlock_t lock;		/* protects everything below */
 	struct gpubuf_reserve_node *nodes;	/* nr_node_ids entries */
 	unsigned long nr_zeroing;
+	unsigned long nr_zeroed;	/* chunks the worker has finished */
 	unsigned long nr_used;
 	unsigned long target;
 	u64 shrunk_bytes;
@@ -139,7 +141,8 @@ static struct page *gpubuf_rsv_pop(struct gpubuf_rsv_list *list)
 
 	if (head) {
 		list_del(&head->lru);
-		list->nr--;
+		/* The shrinker's count reads it without the lock. */
+		WRITE_ONCE(list->nr, list->nr - 1);
 	}
 	return head;
 }
@@ -147,7 +150,7 @@ static struct page *gpubuf_rsv_pop(struct gpubuf_rsv_list *list)
 static void gpubuf_rsv_push(struct gpubuf_rsv_list *list, struct page *head)
 {
 	list_add_tail(&head->lru, &list->chunks);
-	list->nr++;
+	WRITE_ONCE(list->nr, list->nr + 1);
 }
 
 static void gpubuf_reserve_zero_fn(struct work_struct *work)
@@ -157,13 +160,18 @@ static void gpubuf_reserve_zero_fn(struct work_struct *work)
 		int nid;
 
 		spin_lock(&gpubuf_rsv.lock);
+		/* At unload the dirty chunks are freed, not zeroed first. */
 		for_each_node(nid) {
+			if (!gpubuf_rsv.live)
+				break;
 			head = gpubuf_rsv_pop(&gpubuf_rsv.nodes[nid].dirty);
 			if (head)
 				break;
 		}
-		if (head)
+		if (head) {
 			gpubuf_rsv.nr_zeroing++;
+			gpubuf_rsv.nodes[nid].nr_zeroing++;
+		}
 		spin_unlock(&gpubuf_rsv.lock);
 		if (!head)
 			return;
@@ -172,6 +180,9 @@ static void gpubuf_reserve_zero_fn(struct work_struct *work)
 
 		spin_lock(&gpubuf_rsv.lock);
 		gpubuf_rsv.nr_zeroing--;
+		gpubuf_rsv.nodes[nid].nr_zeroing--;
+		/* Waiters in gpubuf_reserve_take() read it without the lock. */
+		WRITE_ONCE(gpubuf_rsv.nr_zeroed, gpubuf_rsv.nr_zeroed + 1);
 		gpubuf_rsv_push(&gpubuf_rsv.nodes[nid].ready, head);
 		spin_unlock(&gpubuf_rsv.lock);
 		wake_up_all(&gpubuf_reserve_zeroed_wq);
@@ -230,10 +241,12 @@ static struct page *gpubuf_rsv_take_locked(int nid, bool *dirty)
  * Zeroed chunks of the wanted node (the local one without a node) come
  * first, then one still waiting for the worker, which is zeroed here (as
  * the buddy allocator would zero a fresh page), then other nodes. When
- * the only free chunk is in the worker's hands, this waits the moment it
- * takes to zero it: it is still the reserve's.
+ * the only chunk that would do is in the worker's hands, this waits the
+ * moment it takes to zero it (killable), then looks again: it is still the
+ * reserve's.
  *
- * Return: the chunk's head page with one reference, or NULL.
+ * Return: the chunk's head page with one reference, or NULL (none, or a
+ * fatal signal while waiting).
  */
 struct page *gpubuf_reserve_take(int nid, bool strict)
 {
@@ -242,25 +255,31 @@ struct page *gpubuf_reserve_take(int nid, bool strict)
 	bool dirty = false;
 
 	for (;;) {
-		unsigned long zeroing;
+		unsigned long zeroing, zeroed;
+		int i;
 
 		spin_lock(&gpubuf_rsv.lock);
 		head = gpubuf_rsv_take_locked(want, &dirty);
 		if (!head && !strict) {
-			for_each_node(nid) {
-				head = gpubuf_rsv_take_locked(nid, &dirty);
+			for_each_node(i) {
+				head = gpubuf_rsv_take_locked(i, &dirty);
 				if (head)
 					break;
 			}
 		}
 		if (head)
 			gpubuf_rsv.nr_used++;
-		zeroing = gpubuf_rsv.nr_zeroing;
+		/* Only a chunk that would do is worth waiting for. */
+		zeroing = strict ? gpubuf_rsv.nodes[want].nr_zeroing :
+				   gpubuf_rsv.nr_zeroing;
+		zeroed = gpubuf_rsv.nr_zeroed;
 		spin_unlock(&gpubuf_rsv.lock);
 		if (head || !zeroing)
 			break;
-		wait_event(gpubuf_reserve_zeroed_wq,
-			   !READ_ONCE(gpubuf_rsv.nr_zeroing));
+		/* Any chunk the worker finishes may be ours: look again. */
+		if (wait_event_killable(gpubuf_reserve_zeroed_wq,
+					READ_ONCE(gpubuf_rsv.nr_zeroed) != zeroed))
+			return NULL;
 	}
 
 	if (head && dirty)

@@ -293,7 +293,7 @@ TEST_F_TIMEOUT(measure, background_zeroing_cost_to_a_memory_bound_task, 600)
 {
 	const size_t work_len = 32 * SZ_1M, rsv_len = 512 * SZ_1M;
 	double idle[2 * IDLE_PASSES], busy[PASSES], ratios[ROUNDS], mid;
-	int round, i, n;
+	int round, rounds = 0, i, n;
 	char *work;
 
 	work = mmap(NULL, work_len, PROT_READ | PROT_WRITE,
@@ -314,16 +314,28 @@ TEST_F_TIMEOUT(measure, background_zeroing_cost_to_a_memory_bound_task, 600)
 		for (n = 0; n < PASSES && gb_stat("reserve_zeroing_bytes"); n++)
 			busy[n] = memset_pass_s(work, work_len, n);
 		ASSERT_EQ(0, rsv_wait_zeroed());
-		ASSERT_LE(3, n) TH_LOG("zeroing ended after %d passes", n);
 		for (i = IDLE_PASSES; i < 2 * IDLE_PASSES; i++)
 			idle[i] = memset_pass_s(work, work_len, i);
-		ratios[round] = median(busy, n) / median(idle, 2 * IDLE_PASSES);
+		/*
+		 * How many passes fit into the zeroing is itself a speed:
+		 * reported, never asserted. A round with none has no ratio.
+		 */
+		if (!n) {
+			TH_LOG("round %d: the zeroing of 512 MiB ended before a first pass", round);
+			continue;
+		}
+		ratios[rounds] = median(busy, n) / median(idle, 2 * IDLE_PASSES);
 		TH_LOG("round %d: %d passes overlapped the zeroing of 512 MiB, median pass while zeroing / alone %.3f",
-		       round, n, ratios[round]);
+		       round, n, ratios[rounds]);
+		rounds++;
 	}
-	mid = median(ratios, ROUNDS);	/* sorts ratios[] */
-	TH_LOG("measured: memory-bound task (memset of 32 MiB) while the reserve zeroes 512 MiB in the background / alone: median of %d rounds %.3f (%.3f to %.3f)",
-	       ROUNDS, mid, ratios[0], ratios[ROUNDS - 1]);
+	if (rounds) {
+		mid = median(ratios, rounds);	/* sorts ratios[] */
+		TH_LOG("measured: memory-bound task (memset of 32 MiB) while the reserve zeroes 512 MiB in the background / alone: median of %d rounds %.3f (%.3f to %.3f)",
+		       rounds, mid, ratios[0], ratios[rounds - 1]);
+	} else {
+		TH_LOG("not measured: no pass overlapped the zeroing in %d rounds", ROUNDS);
+	}
 	munmap(work, work_len);
 }
 
