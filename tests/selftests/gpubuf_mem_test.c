@@ -161,6 +161,30 @@ TEST(mmap_write_read_round_trip)
 	close(dev);
 }
 
+/*
+ * mmap() maps nothing itself (uapi header, docs/kernel.md): pages come in
+ * at the first touch, one 4 KiB page for one byte at a 4 KiB offset.
+ */
+TEST(mmap_maps_pages_at_first_touch)
+{
+	const size_t len = SZ_1M;
+	int dev = gb_open();
+	char *p;
+	int fd;
+
+	ASSERT_LE(0, dev);
+	fd = gb_alloc(dev, len);
+	ASSERT_LE(0, fd);
+	p = gb_map(fd, len, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	EXPECT_EQ(0, gb_smaps_bytes(p, len, "Rss"));
+	p[SZ_4K] = 1;
+	EXPECT_EQ(SZ_4K, gb_smaps_bytes(p, len, "Rss"));
+	munmap(p, len);
+	close(fd);
+	close(dev);
+}
+
 TEST(mmap_at_page_offset)
 {
 	const size_t len = 16 * SZ_4K;

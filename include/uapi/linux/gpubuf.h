@@ -166,13 +166,14 @@ struct gpubuf_info {
  *           page is allocated)
  *   ENFILE  the system file table is full
  *
- * mmap() of the returned fd maps every page of the range before it returns
- * (no MAP_POPULATE needed), and fails with:
+ * mmap() of the returned fd (MAP_SHARED) maps no page itself: each comes
+ * in at its first touch (or with MAP_POPULATE / MADV_POPULATE_WRITE), 2 MiB
+ * at a time where the address and the buffer offset are both 2 MiB
+ * aligned. mmap() fails with:
  *   EINVAL  MAP_PRIVATE, or offset + length past the end of the buffer
  *   EACCES  protection not allowed by the fd's access mode
  *   ENOMEM  no memory, or the caller's memory cgroup limit reached, for the
  *           page tables of the mapping (checked as for ALLOC)
- *   EINTR   a fatal signal arrived while mapping
  * A failed mmap() leaves nothing mapped.
  */
 #define GPUBUF_IOC_ALLOC	_IOWR(GPUBUF_IOC_MAGIC, 0x01, struct gpubuf_alloc)
