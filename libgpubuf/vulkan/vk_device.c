@@ -48,6 +48,16 @@ int gpubuf_vk_check_process(const struct gpubuf_vk *vk)
 	return -ENODEV;
 }
 
+/* -EIO once a submission or wait failed, or a call said the device is lost. */
+int gpubuf_vk_check_lost(struct gpubuf_vk *vk)
+{
+	if (!atomic_load(&vk->lost))
+		return 0;
+	gpubuf_error_set("Vulkan device %s was lost by an earlier call",
+			 vk->info.name);
+	return -EIO;
+}
+
 struct gpubuf_vk *gpubuf_vk_get(struct gpubuf_vk *vk)
 {
 	atomic_fetch_add_explicit(&vk->refs, 1, memory_order_relaxed);
@@ -551,9 +561,14 @@ GPUBUF_EXPORT int gpubuf_vk_info(struct gpubuf_vk *vk,
 {
 	GPUBUF_KEEP_ERRNO;
 
+	int err;
+
 	gpubuf_error_clear();
 	if (!vk || !info)
 		return -EINVAL;
+	err = gpubuf_vk_check_process(vk);
+	if (err)
+		return err;
 	*info = vk->info;
 	info->validation_errors = atomic_load(&vk->validation_errors);
 	return 0;

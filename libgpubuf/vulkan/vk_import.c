@@ -357,6 +357,8 @@ GPUBUF_EXPORT int gpubuf_vk_import(struct gpubuf *buf, struct gpubuf_vk *vk,
 	if (!buf || !vk || !out)
 		return -EINVAL;
 	err = gpubuf_vk_check_process(vk);
+	if (!err)
+		err = gpubuf_vk_check_lost(vk);
 	if (err)
 		return err;
 	pthread_mutex_lock(&buf->lock);
@@ -418,6 +420,8 @@ GPUBUF_EXPORT int gpubuf_vk_matrix_view(const struct gpubuf_matrix *m,
 	if (!m || !vk || !out)
 		return -EINVAL;
 	err = gpubuf_matrix_check(m);
+	if (!err)
+		err = gpubuf_vk_check_process(vk);
 	if (err)
 		return err;
 	pthread_mutex_lock(&m->buf->lock);

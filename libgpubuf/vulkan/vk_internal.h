@@ -124,7 +124,7 @@ struct gpubuf_vk {
 	VkFence fence;
 	VkPipelineLayout layout;
 	VkPipeline pipe[GPUBUF_VK_NR_KERNELS];
-	bool lost;			/* a submission failed: device lost */
+	atomic_bool lost;		/* a submission or wait failed */
 };
 
 /* vk_loader.c: the loader's vkGetInstanceProcAddr, loaded once. */
@@ -145,6 +145,7 @@ void gpubuf_vk_put(struct gpubuf_vk *vk);
  * lock) is the parent's, and a child that used it would break the parent.
  */
 int gpubuf_vk_check_process(const struct gpubuf_vk *vk);
+int gpubuf_vk_check_lost(struct gpubuf_vk *vk);
 /* Whether the calling process is a fork() child of vk's opener. */
 bool gpubuf_vk_forked(const struct gpubuf_vk *vk);
 

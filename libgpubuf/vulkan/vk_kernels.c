@@ -238,11 +238,12 @@ static int gpubuf_vk_dispatch(struct gpubuf_vk *vk, enum gpubuf_vk_kernel k,
 		return -EOPNOTSUPP;
 	}
 	pthread_mutex_lock(&vk->lock);
-	/* After a failed submission or wait, the device is not used again. */
-	if (vk->lost) {
+	/*
+	 * After a failed submission or wait, or VK_ERROR_DEVICE_LOST from any
+	 * call, the device is not used again.
+	 */
+	if (gpubuf_vk_check_lost(vk)) {
 		pthread_mutex_unlock(&vk->lock);
-		gpubuf_error_set("Vulkan device %s was lost by an earlier call",
-				 vk->info.name);
 		return -EIO;
 	}
 	r = vk->vkResetCommandBuffer(cmd, 0);
@@ -278,6 +279,8 @@ static int gpubuf_vk_dispatch(struct gpubuf_vk *vk, enum gpubuf_vk_kernel k,
 			.commandBufferCount = 1,
 			.pCommandBuffers = &cmd,
 		}, vk->fence);
+		if (r != VK_SUCCESS)
+			atomic_store(&vk->lost, true);
 	}
 	if (r == VK_SUCCESS) {
 		what = "vkWaitForFences";
@@ -286,8 +289,10 @@ static int gpubuf_vk_dispatch(struct gpubuf_vk *vk, enum gpubuf_vk_kernel k,
 		if (r == VK_SUCCESS)
 			vk->vkResetFences(vk->dev, 1, &vk->fence);
 		else
-			vk->lost = true;
+			atomic_store(&vk->lost, true);
 	}
+	if (r == VK_ERROR_DEVICE_LOST)
+		atomic_store(&vk->lost, true);
 	pthread_mutex_unlock(&vk->lock);
 	return r == VK_SUCCESS ? 0 : gpubuf_vk_fail(r, what);
 }

@@ -558,9 +558,10 @@ static int fork_child_gets_enodev(void)
 {
 	struct gpubuf_ctx *ctx = t_open();
 	struct gpubuf_vk *vk = t_vk(0);
-	struct gpubuf_vk_matrix a, c;
+	struct gpubuf_vk_matrix a, c, v;
 	struct gpubuf_vk_memory mem;
 	struct gpubuf_matrix ma, mc;
+	struct gpubuf_vk_info info;
 	int status;
 	pid_t pid;
 
@@ -580,6 +581,8 @@ static int fork_child_gets_enodev(void)
 		int ok = gpubuf_vk_gemm(1, &a, &a, 0, &c) == -ENODEV &&
 			 strstr(gpubuf_last_error(), "fork") &&
 			 gpubuf_vk_import(ma.buf, vk, &mem) == -ENODEV &&
+			 gpubuf_vk_matrix_view(&ma, vk, &v) == -ENODEV &&
+			 gpubuf_vk_info(vk, &info) == -ENODEV &&
 			 gpubuf_vk_release(mc.buf, vk) == -ENODEV;
 
 		gpubuf_matrix_release(&ma);

@@ -1,0 +1,419 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Description: gpubuf_vk_wrap() on the application's own Vulkan device
+ * (Mesa's lavapipe here, a Vulkan driver that runs on the CPU): what it
+ * checks, GEMV on the wrapped device, and a lost device. A stand-in
+ * vkQueueSubmit, reached through the get_instance_proc_addr the
+ * application hands over, answers VK_ERROR_DEVICE_LOST: that call and
+ * every later GEMV and import answer -EIO without touching the queue.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+
+#ifdef GPUBUF_HAVE_VULKAN
+#include <vulkan/vulkan.h>
+#endif
+
+#include "tap.h"
+#include "gemm_ref.h"
+
+#ifdef GPUBUF_HAVE_VULKAN
+
+/* ---- the application's device, with a queue whose submits can fail ---- */
+
+static PFN_vkGetInstanceProcAddr t_real_gipa;
+static PFN_vkGetDeviceProcAddr t_real_gdpa;
+static PFN_vkQueueSubmit t_real_submit;
+static int t_lose_submits;	/* this many submissions answer DEVICE_LOST */
+static int t_submits;
+
+static VKAPI_ATTR VkResult VKAPI_CALL t_submit(VkQueue q, uint32_t n,
+					       const VkSubmitInfo *s,
+					       VkFence f)
+{
+	t_submits++;
+	if (t_lose_submits) {
+		t_lose_submits--;
+		return VK_ERROR_DEVICE_LOST;
+	}
+	return t_real_submit(q, n, s, f);
+}
+
+static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL t_gdpa(VkDevice d,
+						       const char *name)
+{
+	if (!strcmp(name, "vkQueueSubmit")) {
+		t_real_submit = (PFN_vkQueueSubmit)t_real_gdpa(d, name);
+		return (PFN_vkVoidFunction)t_submit;
+	}
+	return t_real_gdpa(d, name);
+}
+
+static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL t_gipa(VkInstance i,
+						       const char *name)
+{
+	if (!strcmp(name, "vkGetDeviceProcAddr")) {
+		t_real_gdpa = (PFN_vkGetDeviceProcAddr)t_real_gipa(i, name);
+		return (PFN_vkVoidFunction)t_gdpa;
+	}
+	return t_real_gipa(i, name);
+}
+
+struct t_app {
+	void *lib;
+	VkInstance inst;
+	VkPhysicalDevice phys;
+	VkDevice dev;
+	VkQueue queue;
+	uint32_t family;
+};
+
+static bool t_has_ext(VkInstance inst, VkPhysicalDevice phys, const char *ext)
+{
+	PFN_vkEnumerateDeviceExtensionProperties enumerate =
+		(PFN_vkEnumerateDeviceExtensionProperties)
+		t_real_gipa(inst, "vkEnumerateDeviceExtensionProperties");
+	VkExtensionProperties props[256];
+	uint32_t n = 256;
+	bool found = false;
+
+	if (enumerate(phys, NULL, &n, props) < 0)
+		return false;
+	for (uint32_t i = 0; i < n; i++)
+		found |= !strcmp(props[i].extensionName, ext);
+	return found;
+}
+
+/* Closes what t_app_open() got so far. */
+static void t_app_close(struct t_app *a)
+{
+	if (a->dev)
+		((PFN_vkDestroyDevice)t_real_gipa(a->inst, "vkDestroyDevice"))(
+			a->dev, NULL);
+	if (a->inst)
+		((PFN_vkDestroyInstance)t_real_gipa(a->inst,
+			"vkDestroyInstance"))(a->inst, NULL);
+	if (a->lib)
+		dlclose(a->lib);
+	memset(a, 0, sizeof(*a));
+}
+
+/*
+ * A Vulkan 1.2 device with a compute queue, bufferDeviceAddress,
+ * shaderInt64 and VK_EXT_external_memory_host, as gpubuf_vk_wrap(3) asks;
+ * 0, or 1 with a reason printed when this machine has no such device.
+ */
+static int t_app_open(struct t_app *a)
+{
+	static const char *const ext = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
+	VkApplicationInfo ai = {
+		.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+		.apiVersion = VK_API_VERSION_1_2,
+	};
+	VkInstanceCreateInfo ici = {
+		.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+		.pApplicationInfo = &ai,
+	};
+	VkPhysicalDeviceVulkan12Features f12 = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+		.bufferDeviceAddress = VK_TRUE,
+	};
+	VkPhysicalDeviceFeatures2 f2 = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2,
+		.pNext = &f12,
+		.features.shaderInt64 = VK_TRUE,
+	};
+	float prio = 1;
+	VkDeviceQueueCreateInfo qci = {
+		.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+		.queueCount = 1,
+		.pQueuePriorities = &prio,
+	};
+	VkDeviceCreateInfo dci = {
+		.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+		.pNext = &f2,
+		.queueCreateInfoCount = 1,
+		.pQueueCreateInfos = &qci,
+		.enabledExtensionCount = 1,
+		.ppEnabledExtensionNames = &ext,
+	};
+	VkQueueFamilyProperties fam[16];
+	VkPhysicalDeviceProperties props;
+	uint32_t n = 1;
+
+	memset(a, 0, sizeof(*a));
+	a->lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!a->lib) {
+		printf("# no libvulkan.so.1: %s\n", dlerror());
+		return 1;
+	}
+	t_real_gipa = (PFN_vkGetInstanceProcAddr)dlsym(a->lib,
+						       "vkGetInstanceProcAddr");
+	if (!t_real_gipa ||
+	    ((PFN_vkCreateInstance)t_real_gipa(NULL, "vkCreateInstance"))(
+		    &ici, NULL, &a->inst) != VK_SUCCESS) {
+		printf("# no Vulkan 1.2 instance\n");
+		goto none;
+	}
+	if (((PFN_vkEnumeratePhysicalDevices)t_real_gipa(a->inst,
+		"vkEnumeratePhysicalDevices"))(a->inst, &n, &a->phys) < 0 ||
+	    !n) {
+		printf("# no Vulkan device\n");
+		goto none;
+	}
+	((PFN_vkGetPhysicalDeviceProperties)t_real_gipa(a->inst,
+		"vkGetPhysicalDeviceProperties"))(a->phys, &props);
+	if (props.apiVersion < VK_API_VERSION_1_2 ||
+	    !t_has_ext(a->inst, a->phys, ext)) {
+		printf("# %s: no Vulkan 1.2 or no %s\n", props.deviceName, ext);
+		goto none;
+	}
+	n = 16;
+	((PFN_vkGetPhysicalDeviceQueueFamilyProperties)t_real_gipa(a->inst,
+		"vkGetPhysicalDeviceQueueFamilyProperties"))(a->phys, &n, fam);
+	for (a->family = 0; a->family < n; a->family++)
+		if (fam[a->family].queueFlags & VK_QUEUE_COMPUTE_BIT)
+			break;
+	if (a->family == n) {
+		printf("# %s has no compute queue\n", props.deviceName);
+		goto none;
+	}
+	qci.queueFamilyIndex = a->family;
+	if (((PFN_vkCreateDevice)t_real_gipa(a->inst, "vkCreateDevice"))(
+		    a->phys, &dci, NULL, &a->dev) != VK_SUCCESS) {
+		printf("# vkCreateDevice failed on %s\n", props.deviceName);
+		goto none;
+	}
+	((PFN_vkGetDeviceQueue)t_real_gipa(a->inst, "vkGetDeviceQueue"))(
+		a->dev, a->family, 0, &a->queue);
+	return 0;
+none:
+	t_app_close(a);
+	return 1;
+}
+
+static struct gpubuf_vk_device t_desc(const struct t_app *a,
+				      uint32_t features)
+{
+	return (struct gpubuf_vk_device){
+		.size = sizeof(struct gpubuf_vk_device),
+		.get_instance_proc_addr = (void *)t_gipa,
+		.instance = a->inst,
+		.physical_device = a->phys,
+		.device = a->dev,
+		.queue = a->queue,
+		.queue_family = a->family,
+		.features = features,
+	};
+}
+
+/* ---- the tests ---------------------------------------------------------- */
+
+static int wrap_checks_what_the_application_says(void)
+{
+	struct gpubuf_vk_device d;
+	struct gpubuf_vk *vk = NULL;
+	struct t_app a;
+
+	if (t_app_open(&a))
+		return t_skip("no Vulkan 1.2 device with VK_EXT_external_memory_host");
+	/* A queue family that does not exist. */
+	d = t_desc(&a, GPUBUF_VK_FEATURE_HOST_IMPORT);
+	d.queue_family = 999;
+	T_EQ(gpubuf_vk_wrap(&d, &vk), -EINVAL);
+	T_CHECK(strstr(gpubuf_last_error(), "cannot compute"));
+	/* An import whose extension the device was not created with. */
+	d = t_desc(&a, GPUBUF_VK_FEATURE_DMA_BUF_IMPORT);
+	T_EQ(gpubuf_vk_wrap(&d, &vk), -EINVAL);
+	T_CHECK(strstr(gpubuf_last_error(), "VK_EXT_external_memory_dma_buf"));
+	/* An unknown feature bit, a reserved field. */
+	d = t_desc(&a, 1u << 31);
+	T_EQ(gpubuf_vk_wrap(&d, &vk), -EINVAL);
+	d = t_desc(&a, 0);
+	d.reserved[2] = 1;
+	T_EQ(gpubuf_vk_wrap(&d, &vk), -EINVAL);
+	T_CHECK(!vk);
+	t_app_close(&a);
+	return T_PASS;
+}
+
+struct t_gemv {
+	struct gpubuf_matrix ma, mx, my;
+	struct gpubuf_vk_matrix a, x, y;
+};
+
+static int t_gemv_setup(struct gpubuf_ctx *ctx, struct gpubuf_vk *vk,
+			struct t_gemv *g)
+{
+	struct gpubuf_vk_memory mem;
+
+	T_EQ(gpubuf_matrix_alloc(ctx, GPUBUF_DTYPE_F32, 8, 8,
+				 GPUBUF_ROW_MAJOR, 0, &g->ma), 0);
+	T_EQ(gpubuf_matrix_alloc(ctx, GPUBUF_DTYPE_F32, 8, 1,
+				 GPUBUF_COL_MAJOR, 0, &g->mx), 0);
+	T_EQ(gpubuf_matrix_alloc(ctx, GPUBUF_DTYPE_F32, 8, 1,
+				 GPUBUF_COL_MAJOR, 0, &g->my), 0);
+	t_fill(&g->ma, 1);
+	t_fill(&g->mx, 2);
+	t_fill(&g->my, 3);
+	T_EQ(gpubuf_vk_import(g->ma.buf, vk, &mem), 0);
+	T_EQ(gpubuf_vk_import(g->mx.buf, vk, &mem), 0);
+	T_EQ(gpubuf_vk_import(g->my.buf, vk, &mem), 0);
+	T_EQ(gpubuf_vk_matrix_view(&g->ma, vk, &g->a), 0);
+	T_EQ(gpubuf_vk_matrix_view(&g->mx, vk, &g->x), 0);
+	T_EQ(gpubuf_vk_matrix_view(&g->my, vk, &g->y), 0);
+	return T_PASS;
+}
+
+static void t_gemv_release(struct gpubuf_vk *vk, struct t_gemv *g)
+{
+	gpubuf_vk_release(g->ma.buf, vk);
+	gpubuf_vk_release(g->mx.buf, vk);
+	gpubuf_vk_release(g->my.buf, vk);
+	gpubuf_matrix_release(&g->ma);
+	gpubuf_matrix_release(&g->mx);
+	gpubuf_matrix_release(&g->my);
+}
+
+/* y = A x, each element within a few ulps of the double sum. */
+static int t_gemv_checked(struct t_gemv *g)
+{
+	T_EQ(gpubuf_vk_gemv(1, &g->a, &g->x, 0, &g->y), 0);
+	for (size_t r = 0; r < 8; r++) {
+		double want = 0, mag = 0;
+
+		for (size_t c = 0; c < 8; c++) {
+			want += t_get(&g->ma, r, c) * t_get(&g->mx, c, 0);
+			mag += fabs(t_get(&g->ma, r, c) * t_get(&g->mx, c, 0));
+		}
+		T_CHECK(fabs(t_get(&g->my, r, 0) - want) <= 1e-5 * (mag + 1));
+	}
+	return T_PASS;
+}
+
+static int wrapped_device_runs_gemv(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_vk_device d;
+	struct gpubuf_vk *vk = NULL;
+	struct t_gemv g;
+	struct t_app a;
+	int r;
+
+	if (t_app_open(&a))
+		return t_skip("no Vulkan 1.2 device with VK_EXT_external_memory_host");
+	d = t_desc(&a, GPUBUF_VK_FEATURE_HOST_IMPORT);
+	T_EQ(gpubuf_vk_wrap(&d, &vk), 0);
+	t_submits = 0;
+	r = t_gemv_setup(ctx, vk, &g);
+	if (r == T_PASS)
+		r = t_gemv_checked(&g);
+	T_EQ(r, T_PASS);
+	/* The application's queue ran it, through its own entry points. */
+	T_EQ(t_submits, 1);
+	t_gemv_release(vk, &g);
+	gpubuf_vk_close(vk);
+	t_app_close(&a);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+static int lost_submission_marks_the_device_lost(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_vk_device d;
+	struct gpubuf_vk_memory mem;
+	struct gpubuf_vk *vk = NULL;
+	struct gpubuf_matrix extra;
+	struct t_gemv g;
+	struct t_app a;
+
+	if (t_app_open(&a))
+		return t_skip("no Vulkan 1.2 device with VK_EXT_external_memory_host");
+	d = t_desc(&a, GPUBUF_VK_FEATURE_HOST_IMPORT);
+	T_EQ(gpubuf_vk_wrap(&d, &vk), 0);
+	T_EQ(t_gemv_setup(ctx, vk, &g), T_PASS);
+	t_submits = 0;
+	t_lose_submits = 1;
+	T_EQ(gpubuf_vk_gemv(1, &g.a, &g.x, 0, &g.y), -EIO);
+	T_CHECK(strstr(gpubuf_last_error(), "vkQueueSubmit"));
+	T_CHECK(strstr(gpubuf_last_error(), "VK_ERROR_DEVICE_LOST"));
+	T_EQ(t_submits, 1);
+	/* The submission would succeed now: the device is not asked again. */
+	T_EQ(t_lose_submits, 0);
+	T_EQ(gpubuf_vk_gemv(1, &g.a, &g.x, 0, &g.y), -EIO);
+	T_CHECK(strstr(gpubuf_last_error(), "lost by an earlier call"));
+	T_EQ(gpubuf_vk_gemm(1, &g.a, &g.x, 0, &g.y), -EIO);
+	T_EQ(t_submits, 1);
+	T_EQ(gpubuf_matrix_alloc(ctx, GPUBUF_DTYPE_F32, 8, 8,
+				 GPUBUF_ROW_MAJOR, 0, &extra), 0);
+	T_EQ(gpubuf_vk_import(extra.buf, vk, &mem), -EIO);
+	gpubuf_matrix_release(&extra);
+	/* What was imported before is still released cleanly. */
+	t_gemv_release(vk, &g);
+	gpubuf_vk_close(vk);
+	t_app_close(&a);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+/*
+ * gpubuf_pool_put(3): a buffer still imported into a Vulkan device is not
+ * cached (the next owner would inherit the import); its reference drops,
+ * and the import goes with the buffer.
+ */
+static int imported_buffer_is_not_pooled(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_pool_stats st;
+	struct gpubuf_vk_memory mem;
+	struct gpubuf_pool *pool;
+	struct gpubuf_vk *vk = NULL;
+	struct gpubuf *b;
+
+	if (gpubuf_vk_open(0, 0, &vk))
+		return t_skip("no Vulkan device: %s", gpubuf_last_error());
+	T_EQ(gpubuf_pool_create(ctx, NULL, &pool), 0);
+	T_EQ(gpubuf_pool_get(pool, 1 << 16, &b), 0);
+	T_EQ(gpubuf_vk_import(b, vk, &mem), 0);
+	T_EQ(gpubuf_pool_put(pool, b), 0);
+	gpubuf_pool_stats(pool, &st);
+	T_EQ(st.cached_buffers, 0);
+	T_EQ(st.drops, 1);
+	gpubuf_pool_destroy(pool);
+	gpubuf_vk_close(vk);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+static const struct t_test tests[] = {
+	T_TEST(wrap_checks_what_the_application_says),
+	T_TEST(imported_buffer_is_not_pooled),
+	T_TEST(wrapped_device_runs_gemv),
+	T_TEST(lost_submission_marks_the_device_lost),
+};
+
+int main(void)
+{
+	return t_run(tests, sizeof(tests) / sizeof(tests[0]));
+}
+
+#else /* !GPUBUF_HAVE_VULKAN */
+
+static int built_without_vulkan(void)
+{
+	return t_skip("libgpubuf was built without Vulkan support");
+}
+
+static const struct t_test tests[] = {
+	T_TEST(built_without_vulkan),
+};
+
+int main(void)
+{
+	return t_run(tests, sizeof(tests) / sizeof(tests[0]));
+}
+
+#endif
