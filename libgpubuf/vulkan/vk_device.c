@@ -289,8 +289,12 @@ static void gpubuf_vk_read_properties(struct gpubuf_vk *vk)
 	VkPhysicalDeviceExternalMemoryHostPropertiesEXT host = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT,
 	};
+	VkPhysicalDeviceMaintenance3Properties m3 = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES,
+	};
 	VkPhysicalDeviceDriverProperties drv = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES,
+		.pNext = &m3,
 	};
 	VkPhysicalDeviceProperties2 p = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
@@ -299,7 +303,7 @@ static void gpubuf_vk_read_properties(struct gpubuf_vk *vk)
 
 	/* The host-import struct only where the device has the extension. */
 	if (vk->info.features & GPUBUF_VK_FEATURE_HOST_IMPORT)
-		drv.pNext = &host;
+		m3.pNext = &host;
 	vk->vkGetPhysicalDeviceProperties2(vk->phys, &p);
 	snprintf(vk->info.name, sizeof(vk->info.name), "%s",
 		 p.properties.deviceName);
@@ -313,6 +317,7 @@ static void gpubuf_vk_read_properties(struct gpubuf_vk *vk)
 	vk->max_group_size[0] = p.properties.limits.maxComputeWorkGroupSize[0];
 	vk->max_group_size[1] = p.properties.limits.maxComputeWorkGroupSize[1];
 	vk->driver = drv.driverID;
+	vk->max_alloc = m3.maxMemoryAllocationSize;
 	vk->vkGetPhysicalDeviceMemoryProperties(vk->phys, &vk->mem);
 }
 

@@ -98,15 +98,22 @@ static void gpubuf_vk_hold_release(struct gpubuf *buf,
 		free(rec);
 }
 
-/* The lowest host-coherent type in bits. */
+/*
+ * The lowest host-coherent type in bits. Protected memory cannot be
+ * reached by the host, and AMD's device-coherent types are uncached for
+ * device access, meant for fine-grained sharing: neither is taken.
+ */
 static int gpubuf_vk_pick_type(const struct gpubuf_vk *vk, uint32_t bits,
 			       uint32_t *type)
 {
 	const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+	const VkMemoryPropertyFlags never = VK_MEMORY_PROPERTY_PROTECTED_BIT |
+					    VK_MEMORY_PROPERTY_DEVICE_COHERENT_BIT_AMD;
 
 	for (uint32_t i = 0; i < vk->mem.memoryTypeCount; i++)
 		if ((bits >> i & 1) &&
-		    (vk->mem.memoryTypes[i].propertyFlags & want) == want) {
+		    (vk->mem.memoryTypes[i].propertyFlags & (want | never)) ==
+		    want) {
 			*type = i;
 			return 0;
 		}
@@ -302,6 +309,13 @@ static int gpubuf_vk_import_new(struct gpubuf_vk *vk, struct gpubuf *buf,
 		gpubuf_error_set("Vulkan device %s imports neither dma-bufs (VK_EXT_external_memory_dma_buf) nor host memory (VK_EXT_external_memory_host)",
 				 vk->info.name);
 		return -EOPNOTSUPP;
+	}
+	/* One VkDeviceMemory covers the buffer: past the limit, say which. */
+	if (vk->max_alloc && buf->size > vk->max_alloc) {
+		gpubuf_error_set("a %zu-byte buffer exceeds Vulkan device %s's maxMemoryAllocationSize (%llu bytes)",
+				 buf->size, vk->info.name,
+				 (unsigned long long)vk->max_alloc);
+		return -EFBIG;
 	}
 	rec = calloc(1, sizeof(*rec));
 	if (!rec)

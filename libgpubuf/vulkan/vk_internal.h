@@ -115,6 +115,7 @@ struct gpubuf_vk {
 	VkPhysicalDeviceMemoryProperties mem;
 	uint32_t max_groups[3];		/* maxComputeWorkGroupCount */
 	uint32_t max_invocations;	/* maxComputeWorkGroupInvocations */
+	uint64_t max_alloc;		/* maxMemoryAllocationSize */
 	uint32_t max_group_size[2];	/* maxComputeWorkGroupSize x, y */
 	VkDriverId driver;		/* VkPhysicalDeviceDriverProperties */
 

@@ -6,6 +6,9 @@
  * vkQueueSubmit, reached through the get_instance_proc_addr the
  * application hands over, answers VK_ERROR_DEVICE_LOST: that call and
  * every later GEMV and import answer -EIO without touching the queue.
+ * Stand-in property queries show a small maxMemoryAllocationSize (import
+ * past it: -EFBIG) and protected or AMD device-coherent memory types,
+ * which are never chosen.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -26,8 +29,31 @@
 static PFN_vkGetInstanceProcAddr t_real_gipa;
 static PFN_vkGetDeviceProcAddr t_real_gdpa;
 static PFN_vkQueueSubmit t_real_submit;
+static PFN_vkGetPhysicalDeviceProperties2 t_real_props2;
+static PFN_vkGetPhysicalDeviceMemoryProperties t_real_mem_props;
 static int t_lose_submits;	/* this many submissions answer DEVICE_LOST */
 static int t_submits;
+static VkDeviceSize t_max_alloc;	/* maxMemoryAllocationSize to report */
+static VkMemoryPropertyFlags t_type_flags;	/* added to every memory type */
+
+static VKAPI_ATTR void VKAPI_CALL t_props2(VkPhysicalDevice phys,
+					   VkPhysicalDeviceProperties2 *p)
+{
+	t_real_props2(phys, p);
+	for (VkBaseOutStructure *s = p->pNext; s && t_max_alloc; s = s->pNext)
+		if (s->sType ==
+		    VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES)
+			((VkPhysicalDeviceMaintenance3Properties *)s)
+				->maxMemoryAllocationSize = t_max_alloc;
+}
+
+static VKAPI_ATTR void VKAPI_CALL t_mem_props(
+	VkPhysicalDevice phys, VkPhysicalDeviceMemoryProperties *p)
+{
+	t_real_mem_props(phys, p);
+	for (uint32_t i = 0; i < p->memoryTypeCount; i++)
+		p->memoryTypes[i].propertyFlags |= t_type_flags;
+}
 
 static VKAPI_ATTR VkResult VKAPI_CALL t_submit(VkQueue q, uint32_t n,
 					       const VkSubmitInfo *s,
@@ -57,6 +83,16 @@ static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL t_gipa(VkInstance i,
 	if (!strcmp(name, "vkGetDeviceProcAddr")) {
 		t_real_gdpa = (PFN_vkGetDeviceProcAddr)t_real_gipa(i, name);
 		return (PFN_vkVoidFunction)t_gdpa;
+	}
+	if (!strcmp(name, "vkGetPhysicalDeviceProperties2")) {
+		t_real_props2 = (PFN_vkGetPhysicalDeviceProperties2)
+				t_real_gipa(i, name);
+		return (PFN_vkVoidFunction)t_props2;
+	}
+	if (!strcmp(name, "vkGetPhysicalDeviceMemoryProperties")) {
+		t_real_mem_props = (PFN_vkGetPhysicalDeviceMemoryProperties)
+				   t_real_gipa(i, name);
+		return (PFN_vkVoidFunction)t_mem_props;
 	}
 	return t_real_gipa(i, name);
 }
@@ -388,8 +424,74 @@ static int imported_buffer_is_not_pooled(void)
 	return T_PASS;
 }
 
+/* A buffer larger than one VkDeviceMemory may be: -EFBIG, naming the limit. */
+static int import_past_max_allocation_is_efbig(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_vk_memory mem;
+	struct gpubuf_vk_device d;
+	struct gpubuf_vk *vk = NULL;
+	struct gpubuf *big, *small;
+	struct t_app a;
+
+	if (t_app_open(&a))
+		return t_skip("no Vulkan 1.2 device with VK_EXT_external_memory_host");
+	d = t_desc(&a, GPUBUF_VK_FEATURE_HOST_IMPORT);
+	t_max_alloc = 1 << 16;
+	T_EQ(gpubuf_vk_wrap(&d, &vk), 0);
+	t_max_alloc = 0;
+	T_EQ(gpubuf_alloc(ctx, 1 << 20, NULL, &big), 0);
+	T_EQ(gpubuf_alloc(ctx, 1 << 16, NULL, &small), 0);
+	T_EQ(gpubuf_vk_import(big, vk, &mem), -EFBIG);
+	T_CHECK(strstr(gpubuf_last_error(),
+		       "maxMemoryAllocationSize (65536 bytes)"));
+	T_EQ(gpubuf_vk_import(small, vk, &mem), 0);
+	T_EQ(gpubuf_vk_release(small, vk), 0);
+	gpubuf_unref(big);
+	gpubuf_unref(small);
+	gpubuf_vk_close(vk);
+	t_app_close(&a);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+/* Protected and AMD device-coherent memory types are never chosen. */
+static int protected_memory_types_are_skipped(void)
+{
+	static const VkMemoryPropertyFlags flags[] = {
+		VK_MEMORY_PROPERTY_PROTECTED_BIT,
+		VK_MEMORY_PROPERTY_DEVICE_COHERENT_BIT_AMD,
+	};
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_vk_memory mem;
+	struct gpubuf_vk_device d;
+	struct gpubuf *b;
+	struct t_app a;
+
+	if (t_app_open(&a))
+		return t_skip("no Vulkan 1.2 device with VK_EXT_external_memory_host");
+	T_EQ(gpubuf_alloc(ctx, 1 << 16, NULL, &b), 0);
+	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		struct gpubuf_vk *vk = NULL;
+
+		d = t_desc(&a, GPUBUF_VK_FEATURE_HOST_IMPORT);
+		t_type_flags = flags[i];
+		T_EQ(gpubuf_vk_wrap(&d, &vk), 0);
+		t_type_flags = 0;
+		T_EQ(gpubuf_vk_import(b, vk, &mem), -EOPNOTSUPP);
+		T_CHECK(strstr(gpubuf_last_error(), "no host-coherent memory type"));
+		gpubuf_vk_close(vk);
+	}
+	gpubuf_unref(b);
+	t_app_close(&a);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
 static const struct t_test tests[] = {
 	T_TEST(wrap_checks_what_the_application_says),
+	T_TEST(import_past_max_allocation_is_efbig),
+	T_TEST(protected_memory_types_are_skipped),
 	T_TEST(imported_buffer_is_not_pooled),
 	T_TEST(wrapped_device_runs_gemv),
 	T_TEST(lost_submission_marks_the_device_lost),
