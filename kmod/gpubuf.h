@@ -24,6 +24,7 @@
 #include <linux/list.h>
 #include <linux/mm_types.h>
 #include <linux/mutex.h>
+#include <linux/nodemask.h>
 #include <linux/types.h>
 
 struct dma_buf;
@@ -122,7 +123,8 @@ void gpubuf_held_release_all(void);
 int gpubuf_reserve_init(void);
 void gpubuf_reserve_exit(void);
 bool gpubuf_reserve_serves_current(void);
-struct page *gpubuf_reserve_take(int nid, bool strict);
+struct page *gpubuf_reserve_take(int nid, const nodemask_t *allowed,
+				 bool only_nid);
 bool gpubuf_reserve_give_back(struct page *head);
 void gpubuf_reserve_forget(struct page *head);
 void gpubuf_reserve_read(struct gpubuf_stats_snapshot *snap);

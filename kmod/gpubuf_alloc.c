@@ -11,7 +11,9 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/atomic.h>
+#include <linux/cpuset.h>
 #include <linux/gfp.h>
+#include <linux/mempolicy.h>
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
@@ -401,13 +403,75 @@ static void gpubuf_free_pages(struct page **pages, unsigned long nr_pages)
 }
 
 /*
- * Allocate one chunk of at most @remaining pages, trying orders from
- * *@order_idx down, 2 MiB ones from the reserve first when @buf may use
- * it. An order that failed is not tried again for this buffer: memory
- * that could not give it once will not for a while.
+ * Where a buffer's chunks may come from: @nid is the node asked for or
+ * NUMA_NO_NODE (then the task's memory policy decides); @want is the node
+ * the reserve serves first, @nid or the local one; @allowed is the
+ * caller's cpuset's memory nodes, which reserve chunks must be on too.
  */
-static struct page *gpubuf_alloc_chunk(struct gpubuf_buffer *buf, int nid,
-				       bool strict, bool from_reserve,
+struct gpubuf_fill {
+	int nid;
+	int want;
+	bool strict;
+	bool from_reserve;
+	nodemask_t allowed;
+};
+
+/*
+ * Whether the task allocates under the default (local) memory policy. Any
+ * other policy (numactl --membind, --interleave, --preferred) is the buddy
+ * allocator's to follow: the reserve, which keeps its own per-node lists,
+ * is not used then.
+ */
+static bool gpubuf_policy_is_local(void)
+{
+#ifdef CONFIG_NUMA
+	const struct mempolicy *pol = current->mempolicy;
+
+	if (!pol || pol->mode == MPOL_LOCAL)
+		return true;
+#ifdef MPOL_F_LOCAL
+	/* Before 5.14, MPOL_LOCAL was a preferred policy with this flag. */
+	if (pol->mode == MPOL_PREFERRED && (pol->flags & MPOL_F_LOCAL))
+		return true;
+#endif
+	return false;
+#else
+	return true;
+#endif
+}
+
+/*
+ * A 2 MiB chunk when the reserve may serve: the wanted node's reserve,
+ * then a fresh page of that node, then (unless strict) another allowed
+ * node's reserve. NULL: the caller goes on as without a reserve.
+ */
+static struct page *gpubuf_alloc_huge(struct gpubuf_buffer *buf,
+				      const struct gpubuf_fill *f, gfp_t gfp)
+{
+	struct page *page;
+
+	page = gpubuf_reserve_take(f->want, &f->allowed, true);
+	if (!page && node_isset(f->want, f->allowed)) {
+		page = alloc_pages_node(f->want, gfp | __GFP_THISNODE,
+					GPUBUF_HUGE_ORDER);
+		if (page)
+			return page;
+	}
+	if (!page && !f->strict)
+		page = gpubuf_reserve_take(f->want, &f->allowed, false);
+	if (page)
+		buf->reserve_chunks++;
+	return page;
+}
+
+/*
+ * Allocate one chunk of at most @remaining pages, trying orders from
+ * *@order_idx down, 2 MiB ones from the reserve first when @f allows it.
+ * An order that failed is not tried again for this buffer: memory that
+ * could not give it once will not for a while.
+ */
+static struct page *gpubuf_alloc_chunk(struct gpubuf_buffer *buf,
+				       const struct gpubuf_fill *f,
 				       unsigned long remaining,
 				       unsigned int *order_idx)
 {
@@ -420,16 +484,15 @@ static struct page *gpubuf_alloc_chunk(struct gpubuf_buffer *buf, int nid,
 
 		if ((1UL << order) > remaining)
 			continue;
-		if (order == GPUBUF_HUGE_ORDER && from_reserve)
-			page = gpubuf_reserve_take(nid, strict);
-		if (page)
-			buf->reserve_chunks++;
+		if (order == GPUBUF_HUGE_ORDER && f->from_reserve)
+			page = gpubuf_alloc_huge(buf, f, gfp);
 		/* Without a node the task's mempolicy decides (numactl). */
-		else if (nid == NUMA_NO_NODE)
+		if (!page && f->nid == NUMA_NO_NODE)
 			page = alloc_pages(gfp, order);
-		else
-			page = alloc_pages_node(nid, strict ?
-						gfp | __GFP_THISNODE : gfp, order);
+		else if (!page)
+			page = alloc_pages_node(f->nid, f->strict ?
+						gfp | __GFP_THISNODE : gfp,
+						order);
 		if (page) {
 			gpubuf_page_make_mappable(page);
 			if (order == GPUBUF_HUGE_ORDER)
@@ -443,21 +506,31 @@ static struct page *gpubuf_alloc_chunk(struct gpubuf_buffer *buf, int nid,
 
 static int gpubuf_fill_pages(struct gpubuf_buffer *buf)
 {
-	bool strict = buf->flags & GPUBUF_ALLOC_NUMA_STRICT;
-	int nid = buf->numa_node == GPUBUF_NUMA_ANY ? NUMA_NO_NODE :
-						       buf->numa_node;
-	bool from_reserve = gpubuf_reserve_serves_current();
+	struct gpubuf_fill f = {
+		.strict = buf->flags & GPUBUF_ALLOC_NUMA_STRICT,
+		.nid = buf->numa_node == GPUBUF_NUMA_ANY ? NUMA_NO_NODE :
+							  buf->numa_node,
+	};
 	unsigned int order_idx = 0;
 	unsigned long done = 0;
 
+	/*
+	 * The reserve follows an explicit node, or the default policy's
+	 * local node; the cpuset's nodes (read once, as the page allocator
+	 * reads them) bound which of its lists may serve.
+	 */
+	f.from_reserve = gpubuf_reserve_serves_current() &&
+			 (f.nid != NUMA_NO_NODE || gpubuf_policy_is_local());
+	f.want = f.nid == NUMA_NO_NODE ? numa_node_id() : f.nid;
+	f.allowed = cpuset_current_mems_allowed;
 	while (done < buf->nr_pages) {
 		struct page *page;
 		unsigned long i, n;
 
 		if (fatal_signal_pending(current))
 			goto err_free;
-		page = gpubuf_alloc_chunk(buf, nid, strict, from_reserve,
-					  buf->nr_pages - done, &order_idx);
+		page = gpubuf_alloc_chunk(buf, &f, buf->nr_pages - done,
+					  &order_idx);
 		if (!page)
 			goto err_free;
 		n = 1UL << compound_order(page);

@@ -235,43 +235,42 @@ static struct page *gpubuf_rsv_take_locked(int nid, bool *dirty)
 
 /**
  * gpubuf_reserve_take() - lend a zeroed 2 MiB chunk to a buffer
- * @nid:    NUMA_NO_NODE or the node wanted
- * @strict: only @nid will do
+ * @nid:      the node wanted
+ * @allowed:  the nodes the caller may allocate on (its cpuset's)
+ * @only_nid: @nid's lists only; else those of the other allowed nodes
+ *            (without @nid's, which the caller asked first)
  *
- * Zeroed chunks of the wanted node (the local one without a node) come
- * first, then one still waiting for the worker, which is zeroed here (as
- * the buddy allocator would zero a fresh page), then other nodes. When
+ * A zeroed chunk comes first, then one still waiting for the worker, which
+ * is zeroed here (as the buddy allocator would zero a fresh page). When
  * the only chunk that would do is in the worker's hands, this waits the
- * moment it takes to zero it (killable), then looks again: it is still the
- * reserve's.
+ * moment it takes to zero it (killable), then looks again: it is still
+ * the reserve's.
  *
  * Return: the chunk's head page with one reference, or NULL (none, or a
  * fatal signal while waiting).
  */
-struct page *gpubuf_reserve_take(int nid, bool strict)
+struct page *gpubuf_reserve_take(int nid, const nodemask_t *allowed,
+				 bool only_nid)
 {
-	int want = nid == NUMA_NO_NODE ? numa_node_id() : nid;
 	struct page *head;
 	bool dirty = false;
 
 	for (;;) {
-		unsigned long zeroing, zeroed;
+		unsigned long zeroing = 0, zeroed;
 		int i;
 
+		head = NULL;
 		spin_lock(&gpubuf_rsv.lock);
-		head = gpubuf_rsv_take_locked(want, &dirty);
-		if (!head && !strict) {
-			for_each_node(i) {
+		for_each_node_mask(i, *allowed) {
+			if ((i == nid) != only_nid)
+				continue;
+			if (!head)
 				head = gpubuf_rsv_take_locked(i, &dirty);
-				if (head)
-					break;
-			}
+			/* Only a chunk that would do is worth waiting for. */
+			zeroing += gpubuf_rsv.nodes[i].nr_zeroing;
 		}
 		if (head)
 			gpubuf_rsv.nr_used++;
-		/* Only a chunk that would do is worth waiting for. */
-		zeroing = strict ? gpubuf_rsv.nodes[want].nr_zeroing :
-				   gpubuf_rsv.nr_zeroing;
 		zeroed = gpubuf_rsv.nr_zeroed;
 		spin_unlock(&gpubuf_rsv.lock);
 		if (head || !zeroing)

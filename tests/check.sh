@@ -78,6 +78,10 @@ if step "make deb: gpubuf-dkms, libgpubuf0, libgpubuf-dev, gpubuf-tools, python3
 		tests/dkms-build.sh "$kdir" "build/deb/gpubuf-dkms_$(cat VERSION)_all.deb"
 fi
 step "kselftest suites build" make -s -C tests/selftests OUT="$guest_tests" || finish
+numa_tests=$top/build/guest-tests-numa
+rm -rf "$numa_tests"
+step "kselftest suites of the two-node guest build" \
+	make -s -C tests/selftests numa OUT="$numa_tests"
 # A short fuzzer run (its default 50000 calls) with the suites; make fuzz
 # runs a long one.
 step "fuzzer builds" make -s -C tests/fuzz OUT="$guest_tests" NAME=80-fuzz || finish
@@ -397,6 +401,13 @@ mkdir -p "$swiotlb_tests"
 cp "$guest_tests"/20-mem "$guest_tests"/30-gpu-path "$guest_tests"/35-dma "$swiotlb_tests"/
 guest_run "$results/55-guest-swiotlb.tap" "$swiotlb_tests" "swiotlb=force: " \
 	GPUBUF_VM_OUT="$top/build/vm-swiotlb" GPUBUF_VM_APPEND=swiotlb=force \
+	GPUBUF_VM_EXTRA_DIR=
+
+# Two NUMA nodes with memory (one CPU each): where the reserve's pages come
+# from under memory policies, cpusets and explicit nodes.
+log "QEMU guest (TCG), two NUMA nodes: $(ls "$numa_tests" | tr '\n' ' ')"
+guest_run "$results/56-guest-numa.tap" "$numa_tests" "two nodes: " \
+	GPUBUF_VM_OUT="$top/build/vm-numa" GPUBUF_VM_NUMA=1 GPUBUF_VM_MEM=2048 \
 	GPUBUF_VM_EXTRA_DIR=
 
 # Other Debian kernels (make check-kernels): needs the network to debootstrap.

@@ -18,7 +18,9 @@
 # configuration) copied to the same paths in the guest, with the shared
 # libraries they need; GPUBUF_VM_NIC=1 gives the guest an e1000 NIC on a
 # QEMU user network (soft-RoCE needs a network device to bind to);
-# GPUBUF_VM_NETDEV, QEMU arguments for the guest's network instead (the
+# GPUBUF_VM_NUMA=1 gives the guest two NUMA nodes, one CPU (in a socket
+# of its own, so the guest logs no topology warning) and half the memory
+# each; GPUBUF_VM_NETDEV, QEMU arguments for the guest's network instead (the
 # two-guest cluster's socket link, tests/cluster/run.sh);
 # GPUBUF_VM_MODULES, more modules of the guest kernel to carry (modprobe
 # them in the guest; built-in ones need no entry; ones this kernel does
@@ -130,11 +132,20 @@ nic="-nic none"
 # multidevs=remap: / spans several host file systems, whose inode numbers
 # would otherwise collide in the guest's 9p inode cache.
 set --
-[ -n "$host_root_mods" ] && set -- \
+if [ "${GPUBUF_VM_NUMA:-0}" = 1 ]; then
+	half=$((mem / 2))
+	set -- -object memory-backend-ram,id=m0,size=${half}M \
+		-object memory-backend-ram,id=m1,size=$((mem - half))M \
+		-numa node,nodeid=0,cpus=0,memdev=m0 \
+		-numa node,nodeid=1,cpus=1,memdev=m1
+fi
+[ -n "$host_root_mods" ] && set -- "$@" \
 	-fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
 	-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot
 set +e
-timeout "$timeout_s" qemu-system-x86_64 -machine q35 -cpu max -smp 2 -m "$mem" \
+smp=2
+[ "${GPUBUF_VM_NUMA:-0}" = 1 ] && smp=2,sockets=2
+timeout "$timeout_s" qemu-system-x86_64 -machine q35 -cpu max -smp "$smp" -m "$mem" \
 	-accel tcg -kernel "$vmlinuz" -initrd "$out/initrd.gz" \
 	-append "console=ttyS0 quiet loglevel=3 panic=-1 oops=panic ${GPUBUF_VM_APPEND:-}${GPUBUF_VM_SUITE_TIMEOUT:+ gpubuf.suite_timeout=$GPUBUF_VM_SUITE_TIMEOUT}$host_root_append" \
 	-nographic -no-reboot -monitor none -serial stdio $nic "$@" \
