@@ -262,7 +262,9 @@ struct page *gpubuf_reserve_take(int nid, const nodemask_t *allowed,
 		head = NULL;
 		spin_lock(&gpubuf_rsv.lock);
 		for_each_node_mask(i, *allowed) {
-			if ((i == nid) != only_nid)
+			bool own = i == nid;
+
+			if (own != only_nid)
 				continue;
 			if (!head)
 				head = gpubuf_rsv_take_locked(i, &dirty);
