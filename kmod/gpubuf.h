@@ -6,7 +6,7 @@
  * - gpubuf_reserve_resize_lock (mutex, gpubuf_reserve.c) serialises the
  *   reserve_bytes knob with load and unload; a write of the knob takes it
  *   inside the kernel's module-parameter lock.
- * - gpubuf_held_lock (mutex, gpubuf_alloc.c): the list of released buffers
+ * - gpubuf_held_lock (mutex, gpubuf_held.c): the list of released buffers
  *   whose chunks a driver still pins, and the held_* counters.
  * - gpubuf_buffer.lock (mutex): one buffer's attachments and kernel
  *   mapping; never held with the two above. The dma-buf core may hold the
@@ -44,7 +44,7 @@ struct dma_buf;
  * @vmap_count:  number of outstanding vmaps of @vaddr
  * @vaddr:       kernel virtual mapping while @vmap_count > 0
  * @held_node:   on the held list once released while a driver still pins
- *               some of its chunks (gpubuf_alloc.c)
+ *               some of its chunks (gpubuf_held.c)
  * @nr_held:     how many chunk heads, compacted to the front of @pages,
  *               are still pinned then
  */
@@ -116,7 +116,14 @@ struct gpubuf_stats_snapshot {
 };
 
 void gpubuf_stats_read(struct gpubuf_stats_snapshot *snap);
+void gpubuf_unreserve(u64 bytes);
+void gpubuf_chunk_free(struct page *head);
+void gpubuf_buffer_free_record(struct gpubuf_buffer *buf);
+
+/* gpubuf_held.c */
+u64 gpubuf_free_or_hold(struct gpubuf_buffer *buf);
 void gpubuf_held_scan(void);
+void gpubuf_held_read(struct gpubuf_stats_snapshot *snap);
 void gpubuf_held_release_all(void);
 
 /* gpubuf_reserve.c */
