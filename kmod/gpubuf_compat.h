@@ -14,8 +14,10 @@
 #include <linux/module.h>
 #include <linux/page_counter.h>
 #include <linux/scatterlist.h>
+#include <linux/sched.h>
 #include <linux/shrinker.h>
 #include <linux/slab.h>
+#include <linux/swap.h>
 
 #include "gpubuf_compat_probed.h"
 
@@ -189,6 +191,20 @@ static inline struct shrinker *gpubuf_shrinker_create(const char *name,
 	}
 #endif
 	return s;
+}
+
+/*
+ * Pages a shrinker freed, credited to the reclaim that called it, so that
+ * it sees progress (the core credits slab pages itself, not ours).
+ */
+static inline void gpubuf_account_reclaimed(unsigned long pages)
+{
+#if defined(GPUBUF_HAVE_MM_ACCOUNT_RECLAIMED_PAGES)
+	mm_account_reclaimed_pages(pages);
+#elif defined(GPUBUF_HAVE_RECLAIM_STATE_RECLAIMED_SLAB)
+	if (current->reclaim_state)
+		current->reclaim_state->reclaimed_slab += pages;
+#endif
 }
 
 static inline void gpubuf_shrinker_destroy(struct shrinker *s)

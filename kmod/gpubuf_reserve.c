@@ -84,6 +84,9 @@ static struct {
 	unsigned long nr_zeroed;	/* chunks the worker has finished */
 	unsigned long nr_used;
 	unsigned long target;
+	unsigned long fill_requested;	/* resizes asked for */
+	unsigned long fill_done;	/* the last one the fill worker served */
+	bool filling;			/* the fill worker is allocating */
 	u64 shrunk_bytes;
 	bool live;			/* between init and exit */
 } gpubuf_rsv = {
@@ -97,6 +100,10 @@ static void gpubuf_reserve_zero_fn(struct work_struct *work);
 static DECLARE_WORK(gpubuf_reserve_zero_work, gpubuf_reserve_zero_fn);
 /* Woken each time the worker has zeroed a chunk. */
 static DECLARE_WAIT_QUEUE_HEAD(gpubuf_reserve_zeroed_wq);
+static void gpubuf_reserve_fill_fn(struct work_struct *work);
+static DECLARE_WORK(gpubuf_reserve_fill_work, gpubuf_reserve_fill_fn);
+/* Woken each time the fill worker is done. */
+static DECLARE_WAIT_QUEUE_HEAD(gpubuf_reserve_filled_wq);
 
 /* The knob's value in bytes, a multiple of 2 MiB. */
 static u64 gpubuf_reserve_param;
@@ -404,7 +411,13 @@ static unsigned long gpubuf_reserve_count(struct shrinker *s,
 {
 	struct gpubuf_reserve_node *rn = &gpubuf_rsv.nodes[sc->nid];
 
-	/* A racy read is what shrinkers expect: the scan rechecks. */
+	/*
+	 * While the reserve fills, the reclaim its own allocations start (and
+	 * any other) would free what it just took: nothing to give then.
+	 * A racy read is what shrinkers expect: the scan rechecks.
+	 */
+	if (READ_ONCE(gpubuf_rsv.filling))
+		return 0;
 	return READ_ONCE(rn->ready.nr) + READ_ONCE(rn->dirty.nr);
 }
 
@@ -415,23 +428,27 @@ static unsigned long gpubuf_reserve_scan(struct shrinker *s,
 	unsigned long n;
 
 	spin_lock(&gpubuf_rsv.lock);
-	n = gpubuf_rsv_detach(sc->nid, sc->nr_to_scan, &out);
+	n = gpubuf_rsv.filling ? 0 :
+	    gpubuf_rsv_detach(sc->nid, sc->nr_to_scan, &out);
 	gpubuf_rsv.shrunk_bytes += (u64)n * GPUBUF_HUGE_BYTES;
 	spin_unlock(&gpubuf_rsv.lock);
 	gpubuf_rsv_free_list(&out);
+	/* Freed pages are reclaim's progress, as slab pages would be. */
+	gpubuf_account_reclaimed(n * GPUBUF_RESERVE_PAGES);
 	return n ? n : SHRINK_STOP;
 }
 
 /*
  * Grow to the target from the buddy allocator, the nodes with memory in
  * turn; a node that cannot give a chunk is not asked again this time.
+ * Stops at unload.
  */
 static void gpubuf_reserve_fill(void)
 {
 	nodemask_t nodes = node_states[N_MEMORY];
 	int nid = first_node(nodes);
 
-	while (nid < MAX_NUMNODES && !fatal_signal_pending(current)) {
+	while (nid < MAX_NUMNODES && READ_ONCE(gpubuf_rsv.live)) {
 		struct page *head;
 		bool full;
 
@@ -457,6 +474,29 @@ static void gpubuf_reserve_fill(void)
 	}
 }
 
+/*
+ * The fill runs here, not in the writer of reserve_bytes: that writer
+ * holds the module-parameter lock, and a fatal signal to it should end
+ * its wait, not the fill. While it runs the shrinker gives nothing back.
+ */
+static void gpubuf_reserve_fill_fn(struct work_struct *work)
+{
+	unsigned long seq;
+
+	spin_lock(&gpubuf_rsv.lock);
+	seq = gpubuf_rsv.fill_requested;
+	WRITE_ONCE(gpubuf_rsv.filling, true);
+	spin_unlock(&gpubuf_rsv.lock);
+
+	gpubuf_reserve_fill();
+
+	spin_lock(&gpubuf_rsv.lock);
+	WRITE_ONCE(gpubuf_rsv.filling, false);
+	WRITE_ONCE(gpubuf_rsv.fill_done, seq);
+	spin_unlock(&gpubuf_rsv.lock);
+	wake_up_all(&gpubuf_reserve_filled_wq);
+}
+
 /* Give back free chunks while the reserve owns more than its target. */
 static void gpubuf_reserve_trim(void)
 {
@@ -479,15 +519,24 @@ static u64 gpubuf_reserve_value(u64 bytes)
 	return round_down(min(bytes, half_ram), (u64)GPUBUF_HUGE_BYTES);
 }
 
+/*
+ * Set the target, give back what is over it, and have the worker fill up
+ * to it; returns once that fill is done, or when the caller is killed (the
+ * fill goes on without it).
+ */
 static void gpubuf_reserve_resize(u64 bytes)
 {
-	unsigned long owned, target;
+	unsigned long owned, target, seq;
 
 	spin_lock(&gpubuf_rsv.lock);
 	gpubuf_rsv.target = bytes >> (GPUBUF_HUGE_ORDER + PAGE_SHIFT);
+	seq = ++gpubuf_rsv.fill_requested;
 	spin_unlock(&gpubuf_rsv.lock);
 	gpubuf_reserve_trim();
-	gpubuf_reserve_fill();
+	queue_work(system_unbound_wq, &gpubuf_reserve_fill_work);
+	if (wait_event_killable(gpubuf_reserve_filled_wq,
+				(long)(READ_ONCE(gpubuf_rsv.fill_done) - seq) >= 0))
+		return;
 	spin_lock(&gpubuf_rsv.lock);
 	owned = gpubuf_rsv_owned();
 	target = gpubuf_rsv.target;
@@ -577,7 +626,7 @@ int gpubuf_reserve_init(void)
 
 	mutex_lock(&gpubuf_reserve_resize_lock);
 	spin_lock(&gpubuf_rsv.lock);
-	gpubuf_rsv.live = true;
+	WRITE_ONCE(gpubuf_rsv.live, true);
 	spin_unlock(&gpubuf_rsv.lock);
 	gpubuf_reserve_resize(gpubuf_reserve_value(gpubuf_reserve_param));
 	mutex_unlock(&gpubuf_reserve_resize_lock);
@@ -596,11 +645,12 @@ void gpubuf_reserve_exit(void)
 
 	mutex_lock(&gpubuf_reserve_resize_lock);
 	spin_lock(&gpubuf_rsv.lock);
-	gpubuf_rsv.live = false;
+	WRITE_ONCE(gpubuf_rsv.live, false);	/* the fill reads it unlocked */
 	spin_unlock(&gpubuf_rsv.lock);
 	mutex_unlock(&gpubuf_reserve_resize_lock);
 
 	gpubuf_shrinker_destroy(gpubuf_reserve_shrinker);
+	cancel_work_sync(&gpubuf_reserve_fill_work);
 	cancel_work_sync(&gpubuf_reserve_zero_work);
 	spin_lock(&gpubuf_rsv.lock);
 	gpubuf_rsv_detach(NUMA_NO_NODE, ULONG_MAX, &out);
