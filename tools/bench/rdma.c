@@ -352,9 +352,10 @@ int mode_rdma(struct bench *b)
 	}
 	res = result_add(b, MODE_RDMA, RES_INFO);
 	snprintf(res->op, sizeof(res->op), "info");
-	result_reason(res, "%s port 1, RC, GID index %d, MTU %d; %s %s",
+	result_reason(res, "%s port 1, RC, GID index %d, MTU %d, READs in flight %d (responder %d); %s %s",
 		      r.v.get_device_name(r.ctx->device), r.gid_index,
-		      128 << r.me.mtu, b->o.rdma_serve ? "served" : "measured against",
+		      128 << r.me.mtu, r.rd_atom_init, r.rd_atom_dest,
+		      b->o.rdma_serve ? "served" : "measured against",
 		      b->o.rdma_serve ? "one peer" : b->o.rdma_peer);
 	rdma_close(&r);
 	return EXIT_OK;

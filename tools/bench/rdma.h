@@ -39,6 +39,7 @@ struct verbs {
 	const char *(*wc_status_str)(enum ibv_wc_status status);
 	int (*query_gid_ex)(struct ibv_context *ctx, uint32_t port, uint32_t index,
 			    struct ibv_gid_entry *entry, uint32_t flags, size_t entry_size);
+	int (*query_device)(struct ibv_context *ctx, struct ibv_device_attr *attr);
 };
 
 /* What each side tells the other, as one text line. */
@@ -64,6 +65,8 @@ struct rdma {
 	uint64_t sizes[MAX_SIZES];	/* bandwidth sizes, from bench_sizes() */
 	int nr_sizes;
 	int gid_index;
+	/* RDMA READs in flight as responder and as initiator (perftest's rule) */
+	int rd_atom_dest, rd_atom_init;
 	int sock;
 	struct peer_info me, peer;
 	char why[256];

@@ -57,6 +57,7 @@ int rdma_verbs_load(struct rdma *r)
 	SYM(modify_qp, "ibv_modify_qp");
 	SYM(query_gid_ex, "_ibv_query_gid_ex");
 	SYM(wc_status_str, "ibv_wc_status_str");
+	SYM(query_device, "ibv_query_device");
 #undef SYM
 	return 0;
 }
@@ -127,6 +128,24 @@ int rdma_device_open(struct rdma *r, const char *name)
 		return rdma_fail(r, "ibv_open_device: %s", strerror(errno));
 	if (port_query(r, &pa) || gid_pick(r, &pa))
 		return -1;
+	{
+		struct ibv_device_attr da;
+
+		if (r->v.query_device(r->ctx, &da))
+			return rdma_fail(r, "ibv_query_device: %s", strerror(errno));
+		/*
+		 * READs in flight: the device's limits, as perftest sets them,
+		 * capped at what this benchmark posts at once.
+		 */
+		r->rd_atom_dest = da.max_qp_rd_atom < QUEUE_DEPTH ?
+				  da.max_qp_rd_atom : QUEUE_DEPTH;
+		r->rd_atom_init = da.max_qp_init_rd_atom < QUEUE_DEPTH ?
+				  da.max_qp_init_rd_atom : QUEUE_DEPTH;
+		if (r->rd_atom_dest < 1)
+			r->rd_atom_dest = 1;
+		if (r->rd_atom_init < 1)
+			r->rd_atom_init = 1;
+	}
 	r->me.lid = pa.lid;
 	r->me.mtu = pa.active_mtu;
 	r->pd = r->v.alloc_pd(r->ctx);
@@ -221,7 +240,7 @@ int rdma_qp_connect(struct rdma *r)
 	a.path_mtu = r->me.mtu < r->peer.mtu ? r->me.mtu : r->peer.mtu;
 	a.dest_qp_num = r->peer.qpn;
 	a.rq_psn = r->peer.psn;
-	a.max_dest_rd_atomic = 1;
+	a.max_dest_rd_atomic = (uint8_t)r->rd_atom_dest;
 	a.min_rnr_timer = 12;
 	a.ah_attr.dlid = r->peer.lid;
 	a.ah_attr.port_num = 1;
@@ -240,7 +259,7 @@ int rdma_qp_connect(struct rdma *r)
 	a.timeout = 18;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
+	a.max_rd_atomic = (uint8_t)r->rd_atom_init;
 	if (r->v.modify_qp(r->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
 			   IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC))
 		return rdma_fail(r, "QP to RTS: %s", strerror(errno));
