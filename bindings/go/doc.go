@@ -40,7 +40,9 @@
 //   - An owner dropped without Close is freed by a finalizer, which
 //     fences the range in either mode, since slices may still point there,
 //     and then reports it (SetLeakHandler): the handler sees the range
-//     fenced already. Do not rely on it: close explicitly.
+//     fenced already. The fence fails if another mapping took the range
+//     in between (an mmap elsewhere in the process); the report then says
+//     so (Leak.Unfenced). Do not rely on it: close explicitly.
 //
 // # Go pointers
 //

@@ -146,8 +146,10 @@ func TestSlicesToCgoBLAS(t *testing.T) {
 }
 
 // Many goroutines allocate, fill, multiply and close matrices at once, and
-// others write disjoint rows of one shared matrix: the race detector run
-// of make check watches this.
+// others write disjoint rows of one shared matrix; the results are
+// checked. Under -race the detector sees the package's own Go state
+// (contexts, pools, finalizers), not the rows: it instruments only the Go
+// heap and globals, and the matrices are C memory from mmap.
 func TestManyGoroutines(t *testing.T) {
 	ctx := openCtx(t)
 	shared, err := ctx.NewMatrix(Float32, 64, 32, RowMajor)

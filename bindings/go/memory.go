@@ -125,8 +125,9 @@ func (m *memory) finalize() {
 	if m.closed.Swap(true) {
 		return
 	}
-	m.release(true)
-	reportLeak(Leak{Kind: m.kind, Size: m.size, Site: siteString(m.site)})
+	err := m.release(true)
+	reportLeak(Leak{Kind: m.kind, Size: m.size, Site: siteString(m.site),
+		Unfenced: err != nil})
 }
 
 // Leak describes an object that was garbage collected without Close.
@@ -134,13 +135,21 @@ type Leak struct {
 	Kind string // "Buffer", "Matrix", "Pool", "Context"
 	Size int    // bytes of a Buffer or Matrix's buffer, else 0
 	Site string // "file:line" of the call that made it
+	// Unfenced: the freed range could not be fenced, because another
+	// mapping (an mmap elsewhere in the process) took it first: slices
+	// still pointing there now reach that mapping.
+	Unfenced bool
 }
 
 func (l Leak) String() string {
+	s := fmt.Sprintf("gpubuf: a %s made at %s was never closed", l.Kind, l.Site)
 	if l.Size > 0 {
-		return fmt.Sprintf("gpubuf: a %s of %d bytes made at %s was never closed", l.Kind, l.Size, l.Site)
+		s = fmt.Sprintf("gpubuf: a %s of %d bytes made at %s was never closed", l.Kind, l.Size, l.Site)
 	}
-	return fmt.Sprintf("gpubuf: a %s made at %s was never closed", l.Kind, l.Site)
+	if l.Unfenced {
+		s += "; its range could not be fenced (mapped again first): slices of it now reach other memory"
+	}
+	return s
 }
 
 var (

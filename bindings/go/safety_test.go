@@ -82,6 +82,18 @@ func TestDefaultModeUnmaps(t *testing.T) {
 // is in place when the handler runs: the handler itself reads the range
 // (reading it after the report raced the finalizer, which once fenced only
 // after reporting; the guest's 66-go on trixie caught it).
+// A finalizer whose fence failed says so in the report.
+func TestLeakTextSaysUnfenced(t *testing.T) {
+	l := Leak{Kind: "Buffer", Size: 4096, Site: "x.go:1"}
+	if strings.Contains(l.String(), "fenced") {
+		t.Errorf("fenced leak: %q", l)
+	}
+	l.Unfenced = true
+	if !strings.Contains(l.String(), "could not be fenced") {
+		t.Errorf("unfenced leak: %q", l)
+	}
+}
+
 func TestLeakReported(t *testing.T) {
 	type seen struct {
 		leak Leak
@@ -124,6 +136,9 @@ func TestLeakReported(t *testing.T) {
 			}
 			if !strings.Contains(s.leak.String(), "never closed") {
 				t.Errorf("report text %q", s.leak)
+			}
+			if s.leak.Unfenced {
+				t.Errorf("nothing else maps here, yet the fence failed: %q", s.leak)
 			}
 			return
 		case <-time.After(50 * time.Millisecond):
