@@ -488,7 +488,31 @@ static int protected_memory_types_are_skipped(void)
 	return T_PASS;
 }
 
+/*
+ * gpubuf_last_error(3): a consumer's failure leaves its detail, calls
+ * outside the consumers leave it alone, the next consumer call clears it.
+ */
+static int last_error_belongs_to_the_consumers(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_vk_info info;
+	struct gpubuf_vk *vk = NULL;
+	struct gpubuf *b = NULL;
+	char detail[256];
+
+	T_EQ(gpubuf_vk_open(999, 0, &vk), -ENODEV);
+	snprintf(detail, sizeof(detail), "%s", gpubuf_last_error());
+	T_CHECK(strstr(detail, "999"));
+	T_EQ(gpubuf_alloc(ctx, 0, NULL, &b), -EINVAL);
+	T_CHECK(!strcmp(gpubuf_last_error(), detail));
+	T_EQ(gpubuf_vk_info(NULL, &info), -EINVAL);
+	T_CHECK(!strcmp(gpubuf_last_error(), ""));
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
 static const struct t_test tests[] = {
+	T_TEST(last_error_belongs_to_the_consumers),
 	T_TEST(wrap_checks_what_the_application_says),
 	T_TEST(import_past_max_allocation_is_efbig),
 	T_TEST(protected_memory_types_are_skipped),
