@@ -6,6 +6,8 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <sys/resource.h>
+
 #include "gpubuf_helpers.h"
 #include "kselftest_harness.h"
 
@@ -497,7 +499,39 @@ TEST(limits_are_enforced)
 	ASSERT_EQ(0, gb_set_param("max_total_bytes", 0));
 	EXPECT_EQ(max_buffer, gb_param("max_buffer_bytes"));
 	EXPECT_EQ(max_total, gb_param("max_total_bytes"));
+	/* The defaults gpubuf(4) names: half and three quarters of RAM. */
+	EXPECT_EQ(gb_mem_total() / 2, gb_param("max_buffer_bytes"));
+	EXPECT_EQ(gb_mem_total() / 4 * 3, gb_param("max_total_bytes"));
 	EXPECT_EQ(-EINVAL, gb_write_str(GPUBUF_PARAMS "max_total_bytes", "lots"));
+	close(dev);
+}
+
+/* No free descriptor: EMFILE, checked before any page is allocated. */
+TEST(alloc_without_a_free_fd_is_emfile)
+{
+	unsigned long long live = gb_stat("live_buffers");
+	unsigned long long failed = gb_stat("failed_allocs");
+	struct rlimit old, none;
+	int dev = gb_open(), next, fd;
+
+	ASSERT_LE(0, dev);
+	/* Every descriptor below the lowest free one is open. */
+	next = dup(dev);
+	ASSERT_LE(0, next);
+	close(next);
+	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &old));
+	none = old;
+	none.rlim_cur = next;
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &none));
+	fd = gb_alloc(dev, SZ_1M);
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &old));
+	EXPECT_EQ(-EMFILE, fd);
+	EXPECT_EQ(live, gb_stat("live_buffers"));
+	/* It passed validation and got no buffer: counted as failed. */
+	EXPECT_EQ(failed + 1, gb_stat("failed_allocs"));
+	fd = gb_alloc(dev, SZ_1M);
+	EXPECT_LE(0, fd);
+	close(fd);
 	close(dev);
 }
 
