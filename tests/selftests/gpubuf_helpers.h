@@ -526,14 +526,27 @@ static inline int gb_fail_nth_arm(int fd, unsigned int nth)
 	return pwrite(fd, text, len, 0) == len ? 0 : -errno;
 }
 
+/*
+ * The read of fail-nth is itself a fault site (its copy to user memory,
+ * with FAULT_INJECTION_USERCOPY): when the call left a count of 1, the
+ * read consumes it and fails with EFAULT, which means "not reached"; a
+ * larger count is then cleared by writing 0 (whose own copy may take the
+ * last one: the count is 0 either way).
+ */
 static inline int gb_fail_nth_disarm(int fd)
 {
 	char text[16] = "";
 	ssize_t n = pread(fd, text, sizeof(text) - 1, 0);
 
-	if (n <= 0 || pwrite(fd, "0", 1, 0) != 1)
+	if (n < 0)
+		return errno == EFAULT ? 0 : -errno;
+	if (n == 0)
 		return -EIO;
-	return atoi(text) == 0;
+	if (atoi(text) == 0)
+		return 1;
+	if (pwrite(fd, "0", 1, 0) != 1 && errno != EFAULT)
+		return -errno;
+	return 0;
 }
 
 /* Stamp every page's first word; returns the checksum the probe should see. */
