@@ -76,6 +76,9 @@ if step "make deb: gpubuf-dkms, libgpubuf0, libgpubuf-dev, gpubuf-tools, python3
 	scripts/build-deb.sh; then
 	step "DKMS builds gpubuf.ko from the gpubuf-dkms package's source" \
 		tests/dkms-build.sh "$kdir" "build/deb/gpubuf-dkms_$(cat VERSION)_all.deb"
+	# What check-install's offline image must carry for them, checked
+	# here, where a new dependency is cheap to catch.
+	tests/install/deps-guard.sh build/deb/*_"$(cat VERSION)"_*.deb >"$results/16-deb-deps.tap" 2>&1
 fi
 step "kselftest suites build" make -s -C tests/selftests OUT="$guest_tests" || finish
 numa_tests=$top/build/guest-tests-numa

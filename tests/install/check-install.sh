@@ -4,10 +4,12 @@
 # its users do, and check the result from inside it. Prints TAP and a final
 # "N passed, N failed" line.
 #
-#   packages: apt-get installs the four .debs of make deb (DKMS builds the
-#     module in the guest) -> reboot: the checks of guest.sh (module loaded
-#     at boot, /dev/gpubuf root:gpubuf 0660, a user in the group and one
-#     outside it, pkg-config example), then a kernel update from
+#   packages: apt-get installs every package of debian/control that make
+#     deb built (DKMS builds the module in the guest; the image holds their
+#     dependencies, Recommends included) -> reboot: the checks of guest.sh
+#     (module loaded at boot, /dev/gpubuf root:gpubuf 0660, a user in the
+#     group and one outside it, pkg-config example, Python with NumPy and
+#     DLPack), then a kernel update from
 #     bookworm-backports -> reboot into the new kernel: the same checks,
 #     then apt-get purge and a search for anything left behind.
 #   make install: the source tree's make install -> reboot: the same checks,
@@ -41,17 +43,24 @@ root_preflight check-install "debootstrap, dkms in the guest image" \
 
 rm -rf "$work"
 mkdir -p "$work"
-if "$top/scripts/build-deb.sh" >"$work/debs.list" 2>"$work/make-deb.log"; then
-	emit 1 "make deb builds gpubuf-dkms, libgpubuf0, libgpubuf-dev, gpubuf-tools"
+# The packages are debian/control's: a new one is installed and removed
+# like the others without a change here.
+packages=$(sed -n 's/^Package: *//p' "$top/debian/control" | tr '\n' ' ')
+set -- $packages
+count=$#
+if "$top/scripts/build-deb.sh" >"$work/debs.list" 2>"$work/make-deb.log" &&
+	[ "$(wc -l <"$work/debs.list")" = "$count" ]; then
+	emit 1 "make deb builds the $count packages of debian/control: $packages"
 else
-	emit 0 "make deb builds gpubuf-dkms, libgpubuf0, libgpubuf-dev, gpubuf-tools"
+	emit 0 "make deb builds the $count packages of debian/control: $packages"
 	sed 's/^/# /' "$work/make-deb.log" | tail -n 30
 	finish
 fi
-if img=$("$here/image.sh"); then
-	emit 1 "Debian 12 image with systemd, udev, dkms, linux-image and headers"
+# shellcheck disable=SC2046
+if img=$("$here/image.sh" $(cat "$work/debs.list")); then
+	emit 1 "Debian 12 image with systemd, udev, dkms, linux-image and headers, and the packages' dependencies offline"
 else
-	emit 0 "Debian 12 image with systemd, udev, dkms, linux-image and headers"
+	emit 0 "Debian 12 image with systemd, udev, dkms, linux-image and headers, and the packages' dependencies offline"
 	finish
 fi
 
@@ -82,6 +91,7 @@ boot() {
 	esac
 	{
 		echo "export VERSION=$version KVER=$kver NEW_KVER=${new_kver:-}"
+		echo "export PACKAGES='$packages'"
 		echo "exec sh /run/gpubuf-check/guest.sh $*"
 	} >"$b/data/step.sh"
 	mkfs.ext4 -q -F -d "$b/data" "$b/data.img" 1G >/dev/null 2>&1

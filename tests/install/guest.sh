@@ -57,8 +57,12 @@ leftovers() {
 }
 
 step_install_debs() {
-	result "apt-get installs the four packages offline (DKMS builds gpubuf for $(uname -r))" \
+	set -- $PACKAGES
+	result "apt-get installs the $# packages offline, Recommends included ($PACKAGES; DKMS builds gpubuf for $(uname -r))" \
 		apt-get install -y "$d"/debs/*.deb
+	for p in $PACKAGES; do
+		result "$p is installed" sh -c "dpkg-query -W -f '\${Status}' $p | grep -qx 'install ok installed'"
+	done
 	cp "$out/last.log" "$out/install-debs.log"
 	grep -E 'Building for|Installing to|Creating group' \
 		"$out/install-debs.log" | sed 's/^/# /' >>"$out/tap"
@@ -112,6 +116,7 @@ step_checks() {
 		runuser -u alice -- sh -c "cd /tmp && cc -o matrix_dlpack \
 			$d/examples/matrix_dlpack.c \$(pkg-config --cflags --libs gpubuf) &&
 			GPUBUF_BACKEND=module ./matrix_dlpack"
+	[ "$how" = dkms ] && python_checks
 	# gpubuf-info reports the refusal as its backend line; the example,
 	# which needs the device, fails with it.
 	result "bob (not in the group) gets EACCES naming group gpubuf" \
@@ -119,6 +124,37 @@ step_checks() {
 			grep -E \"^backend +none: open /dev/gpubuf: permission denied: .*'gpubuf' \\(usermod -aG gpubuf USER\" $out/bob.txt &&
 			! runuser -u bob -- env GPUBUF_BACKEND=module /tmp/matrix_dlpack >$out/bob-example.txt 2>&1 &&
 			grep -F 'permission denied' $out/bob-example.txt"
+}
+
+# python3-gpubuf as its users use it: alice on the module backend with
+# NumPy (a Recommends) and DLPack, bob refused with the library's message.
+python_checks() {
+	result "alice: import gpubuf, a matrix through NumPy and back through DLPack, on the module backend" \
+		runuser -u alice -- python3 -c '
+import gpubuf, numpy as np
+ctx = gpubuf.open("module")
+assert ctx.backend == "module", ctx.backend
+m = ctx.empty((64, 48), dtype="float32")
+a = np.asarray(m)
+a[:] = np.arange(64 * 48, dtype=np.float32).reshape(64, 48)
+s = m[8:40, 4:20]
+d = np.from_dlpack(s)
+assert d.shape == (32, 16) and d[0, 0] == 8 * 48 + 4, (d.shape, d[0, 0])
+a[8, 4] = -1.0
+assert d[0, 0] == -1.0, "DLPack tensor is not the same memory"
+assert m.fd is not None
+print("gpubuf", gpubuf.library_version(), "numpy", np.__version__, "sum", float(d.sum()))'
+	result "bob (not in the group): gpubuf.Error EACCES naming group gpubuf, through Python" \
+		sh -c "runuser -u bob -- python3 -c '
+import errno, gpubuf
+try:
+    gpubuf.open(\"module\")
+except gpubuf.Error as e:
+    assert e.errno == errno.EACCES, e.errno
+    print(e)
+    raise SystemExit(0)
+raise SystemExit(\"opened\")' >$out/bob-python.txt 2>&1 &&
+			grep -F \"'gpubuf' (usermod -aG gpubuf USER\" $out/bob-python.txt"
 }
 
 step_kernel_update() {
@@ -136,8 +172,9 @@ step_kernel_update() {
 }
 
 step_remove_debs() {
-	result "apt-get purge removes the four packages" \
-		apt-get purge -y gpubuf-dkms gpubuf-tools libgpubuf-dev libgpubuf0
+	set -- $PACKAGES
+	result "apt-get purge removes the $# packages" \
+		apt-get purge -y $PACKAGES
 	cp "$out/last.log" "$out/remove-debs.log"
 	result "no gpubuf package is left in dpkg's database" \
 		sh -c '! dpkg -l "*gpubuf*" 2>/dev/null | grep -E "^(ii|rc)"'

@@ -7,14 +7,21 @@
 # example includes it), two users (alice, who will join
 # group gpubuf, and bob, who will not), and the bookworm-backports kernel
 # packages downloaded but not installed, so the guest can take a kernel
-# update offline. Written as an ext4 image; kept under $GPUBUF_INSTALL_DIR
-# (default /var/tmp/gpubuf-install) and rebuilt when this script changes.
-# Usage: image.sh   (prints the image's path)
+# update offline. What the given .debs need (their Depends and Recommends,
+# as apt resolves them for a user's "apt-get install ./*.deb") is
+# downloaded into apt's cache too, since the guest has no network.
+# Written as an ext4 image; kept under $GPUBUF_INSTALL_DIR (default
+# /var/tmp/gpubuf-install) and rebuilt when this script or the packages'
+# dependencies change.
+# Usage: image.sh DEB...   (prints the image's path)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 dir=${GPUBUF_INSTALL_DIR:-/var/tmp/gpubuf-install}
 mirror=${GPUBUF_DEBIAN_MIRROR:-http://deb.debian.org/debian}
-key=$(cat "$here/image.sh" "$here/gpubuf-check.service" | sha256sum | cut -c1-16)
+[ $# -gt 0 ] || { echo "usage: image.sh DEB..." >&2; exit 2; }
+deps=$(for deb in "$@"; do dpkg-deb -f "$deb" Package Depends Recommends; done)
+key=$( (cat "$here/image.sh" "$here/gpubuf-check.service"; echo "$deps") |
+	sha256sum | cut -c1-16)
 img=$dir/base-$key.img
 if [ -f "$img" ]; then
 	echo "$img"
@@ -43,6 +50,8 @@ echo '/dev/vda / ext4 defaults 0 1' >"$root/etc/fstab"
 cp "$here/gpubuf-check.service" "$root/etc/systemd/system/"
 mount -t proc proc "$root/proc"
 trap 'umount "$root/proc" 2>/dev/null || true' EXIT
+mkdir -p "$root/tmp/gpubuf-debs"
+cp "$@" "$root/tmp/gpubuf-debs/"
 # The kernel update the guest will install: a bookworm user's
 # "apt install -t bookworm-backports linux-image-amd64 linux-headers-amd64",
 # downloaded here (the guest has no network) and left in apt's cache.
@@ -51,6 +60,10 @@ chroot "$root" sh -ec '
 	apt-get update -qq
 	apt-get install -y -qq --download-only -t bookworm-backports \
 		linux-image-amd64 linux-headers-amd64
+	# Everything the packages need, Recommends included, as apt would
+	# fetch it for them; the packages themselves come with the test.
+	apt-get install -y -qq --download-only /tmp/gpubuf-debs/*.deb
+	rm -rf /tmp/gpubuf-debs
 	useradd -m -s /bin/sh alice
 	useradd -m -s /bin/sh bob
 	systemctl enable gpubuf-check.service
