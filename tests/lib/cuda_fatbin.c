@@ -2,7 +2,8 @@
 /*
  * Description: the CUDA kernels' fatbin embedded in libgpubuf: a well
  * formed container that fills exactly the embedded bytes, with machine
- * code for sm_80 and sm_90 and PTX for compute_90, and CUDA ELF images.
+ * code for sm_75, sm_80 and sm_90 (CUDA_ARCHS) and PTX for compute_90,
+ * and CUDA ELF images.
  * Needs no GPU and no driver; a build without nvcc has nothing to check.
  *
  * Container layout, as measured on nvcc 13.0 output (little-endian):
@@ -139,6 +140,13 @@ static int holds_sm80_code(void)
 	return T_PASS;
 }
 
+/* Turing (T4, RTX 20xx): the oldest architecture the README names. */
+static int holds_sm75_code(void)
+{
+	T_EQ(t_has(T_KIND_ELF, 75), 1);
+	return T_PASS;
+}
+
 /* What the driver JIT-compiles for GPUs newer than sm_90. */
 static int holds_compute90_ptx(void)
 {
@@ -180,6 +188,7 @@ int main(void)
 		T_TEST(container_is_well_formed),
 		T_TEST(holds_sm90_code),
 		T_TEST(holds_sm80_code),
+		T_TEST(holds_sm75_code),
 		T_TEST(holds_compute90_ptx),
 		T_TEST(elf_images_are_cuda),
 	};

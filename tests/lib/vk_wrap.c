@@ -34,17 +34,27 @@ static PFN_vkGetPhysicalDeviceMemoryProperties t_real_mem_props;
 static int t_lose_submits;	/* this many submissions answer DEVICE_LOST */
 static int t_submits;
 static VkDeviceSize t_max_alloc;	/* maxMemoryAllocationSize to report */
+static uint32_t t_max_invocations;	/* maxComputeWorkGroupInvocations */
+static VkDeviceSize t_host_align;	/* minImportedHostPointerAlignment */
 static VkMemoryPropertyFlags t_type_flags;	/* added to every memory type */
 
 static VKAPI_ATTR void VKAPI_CALL t_props2(VkPhysicalDevice phys,
 					   VkPhysicalDeviceProperties2 *p)
 {
 	t_real_props2(phys, p);
-	for (VkBaseOutStructure *s = p->pNext; s && t_max_alloc; s = s->pNext)
-		if (s->sType ==
+	if (t_max_invocations)
+		p->properties.limits.maxComputeWorkGroupInvocations =
+			t_max_invocations;
+	for (VkBaseOutStructure *s = p->pNext; s; s = s->pNext) {
+		if (t_max_alloc && s->sType ==
 		    VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES)
 			((VkPhysicalDeviceMaintenance3Properties *)s)
 				->maxMemoryAllocationSize = t_max_alloc;
+		if (t_host_align && s->sType ==
+		    VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT)
+			((VkPhysicalDeviceExternalMemoryHostPropertiesEXT *)s)
+				->minImportedHostPointerAlignment = t_host_align;
+	}
 }
 
 static VKAPI_ATTR void VKAPI_CALL t_mem_props(
@@ -511,8 +521,73 @@ static int last_error_belongs_to_the_consumers(void)
 	return T_PASS;
 }
 
+/*
+ * Vulkan promises 128 invocations per workgroup; the GEMM shader needs
+ * 256. A device with fewer gets GEMV, and GEMM says why it cannot.
+ */
+static int gemm_needs_256_invocations(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_vk_device d;
+	struct gpubuf_vk *vk = NULL;
+	struct t_gemv g;
+	struct t_app a;
+	int r;
+
+	if (t_app_open(&a))
+		return t_skip("no Vulkan 1.2 device with VK_EXT_external_memory_host");
+	d = t_desc(&a, GPUBUF_VK_FEATURE_HOST_IMPORT);
+	t_max_invocations = 128;
+	r = gpubuf_vk_wrap(&d, &vk);
+	t_max_invocations = 0;
+	T_EQ(r, 0);
+	T_EQ(t_gemv_setup(ctx, vk, &g), T_PASS);
+	T_EQ(gpubuf_vk_gemm(1, &g.a, &g.x, 0, &g.y), -EOPNOTSUPP);
+	T_CHECK(strstr(gpubuf_last_error(), "allows 128 invocations"));
+	T_EQ(t_gemv_checked(&g), T_PASS);
+	t_gemv_release(vk, &g);
+	gpubuf_vk_close(vk);
+	t_app_close(&a);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+/*
+ * lavapipe takes any host pointer and size; the library checks the
+ * device's minImportedHostPointerAlignment itself (here 1 MiB, against a
+ * 64 KiB buffer): -EINVAL, naming the unit.
+ */
+static int misaligned_host_import_is_einval(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_vk_memory mem;
+	struct gpubuf_vk_device d;
+	struct gpubuf_vk *vk = NULL;
+	struct gpubuf *b;
+	struct t_app a;
+	int r;
+
+	if (t_app_open(&a))
+		return t_skip("no Vulkan 1.2 device with VK_EXT_external_memory_host");
+	d = t_desc(&a, GPUBUF_VK_FEATURE_HOST_IMPORT);
+	t_host_align = 1 << 20;
+	r = gpubuf_vk_wrap(&d, &vk);
+	t_host_align = 0;
+	T_EQ(r, 0);
+	T_EQ(gpubuf_alloc(ctx, 1 << 16, NULL, &b), 0);
+	T_EQ(gpubuf_vk_import(b, vk, &mem), -EINVAL);
+	T_CHECK(strstr(gpubuf_last_error(), "1048576-byte units"));
+	gpubuf_unref(b);
+	gpubuf_vk_close(vk);
+	t_app_close(&a);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
 static const struct t_test tests[] = {
 	T_TEST(last_error_belongs_to_the_consumers),
+	T_TEST(misaligned_host_import_is_einval),
+	T_TEST(gemm_needs_256_invocations),
 	T_TEST(wrap_checks_what_the_application_says),
 	T_TEST(import_past_max_allocation_is_efbig),
 	T_TEST(protected_memory_types_are_skipped),
