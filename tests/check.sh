@@ -305,7 +305,12 @@ if [ -f libgpubuf/Makefile ] &&
 		'# The Vulkan tests on the module backend, with the host'"'"'s Vulkan (tests/check.sh).' \
 		'exec /gpubuf/host-run /gpubuf/hostroot/test-vulkan' \
 		>"$guest_tests/58-lib-vulkan"
-	chmod +x "$guest_tests/58-lib-vulkan"
+	# The C library failures of tests/lib/faults.c on the module backend,
+	# with the import of a module dma-buf and the DRM import on vgem.
+	printf '%s\n' '#!/bin/sh' \
+		'exec /gpubuf/host-run /gpubuf/hostroot/test-faults' \
+		>"$guest_tests/59-lib-faults"
+	chmod +x "$guest_tests/58-lib-vulkan" "$guest_tests/59-lib-faults"
 	export GPUBUF_VM_EXTRA_DIR="$top/build/guest-extra"
 	vm_host_root=1
 fi

@@ -4,6 +4,7 @@
  * GPU runtime knows more (its own error name, which call failed), and the
  * caller gets that text here without any shared state between threads.
  */
+#include <dlfcn.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -28,4 +29,11 @@ void gpubuf_error_set(const char *fmt, ...)
 GPUBUF_EXPORT const char *gpubuf_last_error(void)
 {
 	return gpubuf_error_text;
+}
+
+const char *gpubuf_dlerror(void)
+{
+	const char *e = dlerror();
+
+	return e ? e : "dlopen() failed and dlerror() has no reason";
 }

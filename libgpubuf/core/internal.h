@@ -171,6 +171,8 @@ int gpubuf_matrix_check(const struct gpubuf_matrix *m);
 void gpubuf_error_clear(void);
 __attribute__((format(printf, 1, 2)))
 void gpubuf_error_set(const char *fmt, ...);
+/* dlerror()'s text, or a stand-in when it has none (it can have none). */
+const char *gpubuf_dlerror(void);
 int gpubuf_alloc_opts_get(const struct gpubuf_alloc_opts *in,
 			  struct gpubuf_alloc_opts *o);
 int gpubuf_alloc_opts_parse(const void *in, size_t in_size,

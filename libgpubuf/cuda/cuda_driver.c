@@ -151,7 +151,7 @@ static void gpubuf_cu_load(void)
 	/* Never closed: the driver keeps threads and state for the process. */
 	lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (!lib) {
-		gpubuf_cu_load_fail(-ENODEV, "no NVIDIA driver: %s", dlerror());
+		gpubuf_cu_load_fail(-ENODEV, "no NVIDIA driver: %s", gpubuf_dlerror());
 		return;
 	}
 	/* The plain dlsym() name would be the legacy 11.x ABI. */

@@ -51,7 +51,7 @@ static void gpubuf_amdgpu_load(void)
 	if (!lib) {
 		amd.err = -ENODEV;
 		snprintf(amd.msg, sizeof(amd.msg), "no libdrm_amdgpu: %s",
-			 dlerror());
+			 gpubuf_dlerror());
 		return;
 	}
 #define GPUBUF_AMD_SYM(field)						\

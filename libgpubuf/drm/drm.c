@@ -98,7 +98,7 @@ static void gpubuf_drm_load(void)
 	if (!lib) {
 		gpubuf_drm_loaded.err = -ENODEV;
 		snprintf(gpubuf_drm_loaded.msg, sizeof(gpubuf_drm_loaded.msg),
-			 "no libdrm: %s", dlerror());
+			 "no libdrm: %s", gpubuf_dlerror());
 		return;
 	}
 #define GPUBUF_DRM_SYM(field, name)					\

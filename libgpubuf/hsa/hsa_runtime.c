@@ -206,7 +206,7 @@ static void gpubuf_hsa_load(void)
 	/* Never closed: the runtime keeps threads and state for the process. */
 	lib = dlopen(GPUBUF_HSA_SONAME, RTLD_NOW | RTLD_LOCAL);
 	if (!lib) {
-		gpubuf_hsa_load_fail(-ENODEV, "no ROCm runtime: %s", dlerror());
+		gpubuf_hsa_load_fail(-ENODEV, "no ROCm runtime: %s", gpubuf_dlerror());
 		return;
 	}
 #define GPUBUF_HSA_RESOLVE(name)					\

@@ -26,7 +26,7 @@ static void gpubuf_vk_load(void)
 	if (!lib) {
 		gpubuf_vk_loaded.err = -ENODEV;
 		snprintf(gpubuf_vk_loaded.msg, sizeof(gpubuf_vk_loaded.msg),
-			 "no Vulkan loader: %s", dlerror());
+			 "no Vulkan loader: %s", gpubuf_dlerror());
 		return;
 	}
 	gpubuf_vk_loaded.gipa = (PFN_vkGetInstanceProcAddr)dlsym(lib,

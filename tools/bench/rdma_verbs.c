@@ -34,7 +34,7 @@ int rdma_verbs_load(struct rdma *r)
 	v->lib = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (!v->lib)
 		return rdma_fail(r, "libibverbs.so.1 not loadable (install libibverbs1 and a provider): %s",
-				 dlerror());
+				 dlerror() ?: "no reason given");
 #define SYM(field, name)							\
 	do {									\
 		*(void **)&v->field = dlsym(v->lib, name);			\

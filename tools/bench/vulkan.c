@@ -259,7 +259,7 @@ static int vk_setup(struct vk_bench *vb, char *why, size_t len)
 	/* Never closed: drivers keep threads for the process. */
 	lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (!lib) {
-		snprintf(why, len, "no Vulkan loader: %s", dlerror());
+		snprintf(why, len, "no Vulkan loader: %s", dlerror() ?: "no reason given");
 		return -ENODEV;
 	}
 	gipa = (PFN_vkGetInstanceProcAddr)dlsym(lib, "vkGetInstanceProcAddr");
