@@ -18,14 +18,14 @@ import threading
 
 from gpubuf._gpubuf import (  # noqa: F401  (re-exported)
     DL_CPU, DL_CUDA, DL_ROCM, Buffer, Context, CpuAccess, DeviceMatrix,
-    Error, Matrix, NoDeviceError, Pool, UnsupportedError, dlpack_versioned,
-    library_version, strerror)
+    Error, Matrix, NoDeviceError, OutOfMemoryError, Pool, UnsupportedError,
+    dlpack_versioned, library_version, strerror)
 
 __all__ = [
     "open", "default_context", "empty", "zeros", "buffer", "import_fd",
     "Context", "Buffer", "Matrix", "DeviceMatrix", "Pool", "CpuAccess",
-    "Error", "NoDeviceError", "UnsupportedError", "dlpack_versioned",
-    "library_version", "strerror", "DL_CPU", "DL_CUDA", "DL_ROCM",
+    "Error", "NoDeviceError", "OutOfMemoryError", "UnsupportedError",
+    "dlpack_versioned", "library_version", "strerror", "DL_CPU", "DL_CUDA", "DL_ROCM",
 ]
 
 

@@ -31,6 +31,9 @@ class NoDeviceError(Error):
 class UnsupportedError(Error):
     """EOPNOTSUPP: libgpubuf built without the feature, or the backend lacks it."""
 
+class OutOfMemoryError(Error, MemoryError):
+    """ENOMEM: no memory for the buffer, its mapping or libgpubuf's records."""
+
 class CpuAccess:
     """DMA_BUF_IOCTL_SYNC start on entry, end on exit."""
     def __enter__(self) -> "CpuAccess": ...

@@ -15,6 +15,7 @@
 PyObject *pgb_Error;
 PyObject *pgb_NoDeviceError;
 PyObject *pgb_UnsupportedError;
+PyObject *pgb_OutOfMemoryError;
 
 PyObject *pgb_raise_text(PyObject *type, int errnum, const char *fmt, ...)
 {
@@ -45,6 +46,8 @@ PyObject *pgb_raise(int err, const char *what, int with_detail)
 		type = pgb_NoDeviceError;
 	else if (err == -EOPNOTSUPP)
 		type = pgb_UnsupportedError;
+	else if (err == -ENOMEM)
+		type = pgb_OutOfMemoryError;
 	if (*detail)
 		return pgb_raise_text(type, -err, "%s: %s (%s)", what,
 				      gpubuf_strerror(err), detail);
@@ -281,6 +284,22 @@ static int pgb_add_error(PyObject *mod, const char *name, PyObject *base,
 	return PyModule_AddObjectRef(mod, name, *out);
 }
 
+/* ENOMEM is both a gpubuf.Error and a MemoryError, as Python code expects. */
+static int pgb_add_memory_error(PyObject *mod)
+{
+	PyObject *bases = PyTuple_Pack(2, pgb_Error, PyExc_MemoryError);
+	int ret;
+
+	if (!bases)
+		return -1;
+	ret = pgb_add_error(mod, "OutOfMemoryError", bases,
+			    "ENOMEM: no memory for the buffer, its mapping or the\n"
+			    "library's own records (also a MemoryError).",
+			    &pgb_OutOfMemoryError);
+	Py_DECREF(bases);
+	return ret;
+}
+
 static int pgb_add_type(PyObject *mod, const char *name, PyTypeObject *type)
 {
 	if (PyType_Ready(type) < 0)
@@ -307,6 +326,7 @@ PyMODINIT_FUNC PyInit__gpubuf(void)
 			  "EOPNOTSUPP: this libgpubuf was built without the\n"
 			  "feature, or the backend cannot do it.",
 			  &pgb_UnsupportedError) ||
+	    pgb_add_memory_error(mod) ||
 	    pgb_add_type(mod, "Context", &pgb_ContextType) ||
 	    pgb_add_type(mod, "Buffer", &pgb_BufferType) ||
 	    pgb_add_type(mod, "CpuAccess", &pgb_CpuAccessType) ||

@@ -42,6 +42,7 @@ static inline int PyModule_AddObjectRef(PyObject *mod, const char *name,
 extern PyObject *pgb_Error;		/* gpubuf.Error(OSError) */
 extern PyObject *pgb_NoDeviceError;	/* ENODEV, ENOENT */
 extern PyObject *pgb_UnsupportedError;	/* EOPNOTSUPP */
+extern PyObject *pgb_OutOfMemoryError;	/* ENOMEM, also a MemoryError */
 
 /*
  * Raise the gpubuf.Error subclass for err (a negative errno) with what and

@@ -7,7 +7,7 @@ import os
 import pytest
 
 import gpubuf
-from conftest import DTYPES
+from conftest import DTYPES, run_python
 
 
 def test_open_backends(ctx):
@@ -245,6 +245,31 @@ def test_errors_carry_errno_and_message(ctx):
     assert gpubuf.strerror(e.value.errno)
     assert issubclass(gpubuf.NoDeviceError, gpubuf.Error)
     assert issubclass(gpubuf.UnsupportedError, gpubuf.Error)
+    assert issubclass(gpubuf.OutOfMemoryError, gpubuf.Error)
+    assert issubclass(gpubuf.OutOfMemoryError, MemoryError)
+
+
+def test_enomem_arrives_as_memory_error():
+    # A child whose address space has 64 MiB to spare: the 256 MiB
+    # mapping of a new buffer fails with ENOMEM, on either backend.
+    out = run_python('''
+        import resource, gpubuf
+        ctx = gpubuf.open()
+        with open("/proc/self/status") as f:
+            vm = [int(l.split()[1]) * 1024 for l in f
+                  if l.startswith("VmSize:")][0]
+        resource.setrlimit(resource.RLIMIT_AS,
+                           (vm + (64 << 20), resource.RLIM_INFINITY))
+        try:
+            ctx.buffer(256 << 20)
+        except MemoryError as e:
+            assert isinstance(e, gpubuf.OutOfMemoryError), type(e)
+            assert isinstance(e, gpubuf.Error)
+            print("MemoryError", e.errno, e.strerror)
+        else:
+            print("allocated")
+    ''')
+    assert out.startswith("MemoryError 12 gpubuf_alloc: "), out
 
 
 def test_repr_and_module_defaults():
