@@ -1,0 +1,7 @@
+// SPDX-License-Identifier: MIT
+
+//go:build !race
+
+package gpubuf
+
+const raceEnabled = false
