@@ -51,9 +51,14 @@ leftovers() {
 	cat /var/lib/dpkg/info/*.list |
 		sed -e p -e 's#^/\(lib\|lib64\|bin\|sbin\)\(/\|$\)#/usr/\1\2#' |
 		sort -u >"$state/owned.list"
+	# python3, which python3-gpubuf depends on and apt's purge leaves
+	# installed, writes its configuration and the standard library's byte
+	# code when it is installed: its own, not gpubuf's (gpubuf's package
+	# lives in /usr/lib/python3/dist-packages, which stays checked).
 	comm -13 "$state/before.list" "$state/after.list" |
 		comm -23 - "$state/owned.list" |
-		grep -v -F -e "${NEW_KVER:-no-new-kernel}" || true
+		grep -v -F -e "${NEW_KVER:-no-new-kernel}" |
+		grep -v -E '^/etc/python3(/|$)|^/usr/lib/python3\.[0-9]+/(.*/)?__pycache__(/|$)' || true
 }
 
 step_install_debs() {
