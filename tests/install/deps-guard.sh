@@ -16,6 +16,11 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpubuf-deps-guard.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 [ $# -gt 0 ] || { echo "Bail out! usage: deps-guard.sh DEB..."; exit 1; }
+# apt takes a .deb for a file only by a path with a slash in front.
+for d in "$@"; do
+	shift
+	set -- "$@" "$(cd "$(dirname "$d")" && pwd)/$(basename "$d")"
+done
 : >"$tmp/status"
 
 # resolves LOG DEB...: apt finds every dependency of the packages.
