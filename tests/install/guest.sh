@@ -177,9 +177,11 @@ step_kernel_update() {
 }
 
 step_remove_debs() {
+	# As a user removes a package entirely: with what it pulled in
+	# (python3, NumPy and theirs), whose generated files go with them.
 	set -- $PACKAGES
-	result "apt-get purge removes the $# packages" \
-		apt-get purge -y $PACKAGES
+	result "apt-get purge --autoremove removes the $# packages and what they pulled in" \
+		apt-get purge -y --autoremove $PACKAGES
 	cp "$out/last.log" "$out/remove-debs.log"
 	result "no gpubuf package is left in dpkg's database" \
 		sh -c '! dpkg -l "*gpubuf*" 2>/dev/null | grep -E "^(ii|rc)"'
