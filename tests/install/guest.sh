@@ -58,7 +58,26 @@ leftovers() {
 	comm -13 "$state/before.list" "$state/after.list" |
 		comm -23 - "$state/owned.list" |
 		grep -v -F -e "${NEW_KVER:-no-new-kernel}" |
-		grep -v -E '^/etc/python3(/|$)|^/usr/lib/python3\.[0-9]+/(.*/)?__pycache__(/|$)' || true
+		grep -v -E '^/etc/python3(/|$)|^/usr/lib/python3\.[0-9]+/(.*/)?__pycache__(/|$)' |
+		kept_state || true
+}
+
+# State that packages which stay installed after the purge keep by design:
+# ca-certificates' generated certificate links and configuration (it came
+# with python3's Recommends and stays when something installed recommends
+# it), and DKMS's module-signing key, which dkms (installed before gpubuf)
+# makes at its first build once openssl is there. Left out only while that
+# package is still installed.
+kept_state() {
+	pattern='^$'
+	installed ca-certificates &&
+		pattern="$pattern|^/etc/ssl/certs(/|\$)|^/etc/ca-certificates\.conf\$|^/usr/local/share/ca-certificates(/|\$)"
+	installed dkms && pattern="$pattern|^/var/lib/dkms/mok\.(key|pub)\$"
+	grep -v -E "$pattern"
+}
+
+installed() {
+	dpkg-query -W -f '${Status}' "$1" 2>/dev/null | grep -qx 'install ok installed'
 }
 
 step_install_debs() {
