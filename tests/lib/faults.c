@@ -55,20 +55,6 @@ struct scenario {
 	enum need need;
 };
 
-static int t_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
-
 static int set_ctx(struct state *s)
 {
 	return gpubuf_open(&s->ctx, GPUBUF_OPEN_ALLOW_MEMFD);
@@ -450,7 +436,7 @@ static int set_buf_vgem(struct state *s)
 static bool run_scenario(int num, const struct scenario *sc)
 {
 	char sites[512] = "";
-	int fds0 = t_fds(), errs = 0;
+	int fds0 = t_open_fds(), errs = 0;
 	unsigned int n;
 
 	for (n = 1; n < 10000; n++) {
@@ -475,9 +461,9 @@ static bool run_scenario(int num, const struct scenario *sc)
 			else
 				sc->undo(&s);
 			teardown(&s);
-			if (err || t_fds() != fds0) {
+			if (err || t_open_fds() != fds0) {
 				printf("not ok %d - %s: the call itself (err %d, %d fds, %d before)\n",
-				       num, sc->name, err, t_fds(), fds0);
+				       num, sc->name, err, t_open_fds(), fds0);
 				return false;
 			}
 			break;
@@ -499,9 +485,9 @@ static bool run_scenario(int num, const struct scenario *sc)
 			sc->undo(&s);
 		}
 		teardown(&s);
-		if (t_fds() != fds0) {
+		if (t_open_fds() != fds0) {
 			printf("# fault %u (%s): %d fds open, %d before\n", n,
-			       hit, t_fds(), fds0);
+			       hit, t_open_fds(), fds0);
 			errs++;
 		}
 		if (strlen(sites) + strlen(hit) + 16 < sizeof(sites))

@@ -9,6 +9,7 @@
 #ifndef GPUBUF_TEST_TAP_H
 #define GPUBUF_TEST_TAP_H
 
+#include <dirent.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +82,22 @@ static int t_skip(const char *fmt, ...)
 			return T_FAIL;					\
 		}							\
 	} while (0)
+
+/* Open file descriptors of this process. */
+__attribute__((unused))
+static int t_open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1;	/* opendir's own */
+}
 
 /* Context for tests: the module when present, else the memfd backend. */
 __attribute__((unused))

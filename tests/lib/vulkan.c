@@ -106,20 +106,6 @@ static int t_dmabuf_device(struct gpubuf_vk *vk)
 	       (info.features & GPUBUF_VK_FEATURE_DMA_BUF_IMPORT);
 }
 
-/* Open file descriptors of this process. */
-static int t_open_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return -1;
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n - 1;	/* opendir's own */
-}
 
 /*
  * A dma-buf import that fails leaves the fd with the caller by the spec,
