@@ -4,9 +4,11 @@
  * CPU-access sync, sharing across fork, lifetime, limits and counters.
  */
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
-#include <sys/resource.h>
+#include <linux/capability.h>
 
 #include "gpubuf_helpers.h"
 #include "kselftest_harness.h"
@@ -533,6 +535,104 @@ TEST(alloc_without_a_free_fd_is_emfile)
 	EXPECT_LE(0, fd);
 	close(fd);
 	close(dev);
+}
+
+/*
+ * The system file table full (fs.file-max reached, for a caller without
+ * CAP_SYS_ADMIN, which may go past it): ENFILE from the dma-buf's file,
+ * after the pages were allocated, and all of them go back. A child in a
+ * cgroup of its own drops CAP_SYS_ADMIN and asks for 64 MiB while the
+ * parent holds file-max at 0; the cgroup's charge shows any page kept.
+ */
+static int drop_cap_sys_admin(void)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[2];
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -errno;
+	data[CAP_SYS_ADMIN / 32].effective &= ~(1U << (CAP_SYS_ADMIN % 32));
+	data[CAP_SYS_ADMIN / 32].permitted &= ~(1U << (CAP_SYS_ADMIN % 32));
+	return syscall(SYS_capset, &hdr, data) ? -errno : 0;
+}
+
+TEST(alloc_with_a_full_file_table_is_enfile)
+{
+	unsigned long long live = gb_stat("live_buffers");
+	unsigned long long bytes = gb_stat("live_bytes");
+	unsigned long long failed = gb_stat("failed_allocs");
+	unsigned long long before, after;
+	int ready[2], go[2], result[2], ret = -1, status, restored = -1;
+	char file_max[32] = "", cg[64], current[80];
+	FILE *f;
+	pid_t pid;
+
+	f = fopen("/proc/sys/fs/file-max", "r");
+	ASSERT_NE(NULL, f);
+	ASSERT_NE(NULL, fgets(file_max, sizeof(file_max), f));
+	fclose(f);
+	snprintf(cg, sizeof(cg), "/sys/fs/cgroup/gpubuf-enfile-%d", getpid());
+	snprintf(current, sizeof(current), "%s/memory.current", cg);
+	ASSERT_EQ(0, gb_write_str("/sys/fs/cgroup/cgroup.subtree_control",
+				  "+memory"));
+	ASSERT_EQ(0, mkdir(cg, 0755));
+	ASSERT_EQ(0, pipe2(ready, O_CLOEXEC));
+	ASSERT_EQ(0, pipe2(go, O_CLOEXEC));
+	ASSERT_EQ(0, pipe2(result, O_CLOEXEC));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int dev, err;
+		char c;
+
+		close(ready[0]);
+		close(go[1]);
+		close(result[0]);
+		err = gb_cg_write(cg, "cgroup.procs", "0");
+		dev = err ? err : gb_open();
+		err = dev < 0 ? dev : drop_cap_sys_admin();
+		/* From here on this process opens no file. */
+		if (write(ready[1], &err, sizeof(err)) != sizeof(err) || err ||
+		    read(go[0], &c, 1) != 1)
+			_exit(1);
+		err = gb_alloc(dev, 64 * SZ_1M);
+		if (write(result[1], &err, sizeof(err)) != sizeof(err))
+			_exit(1);
+		_exit(0);
+	}
+	close(ready[1]);
+	close(go[0]);
+	close(result[1]);
+	if (read(ready[0], &ret, sizeof(ret)) != sizeof(ret))
+		ret = -EPIPE;
+	before = gb_read_u64(current);
+	/* No ASSERT until file-max is restored. */
+	if (!ret && !gb_write_str("/proc/sys/fs/file-max", "0")) {
+		if (write(go[1], "g", 1) != 1 ||
+		    read(result[0], &ret, sizeof(ret)) != sizeof(ret))
+			ret = -EPIPE;
+		restored = gb_write_str("/proc/sys/fs/file-max", file_max);
+	}
+	after = gb_read_u64(current);
+	close(go[1]);
+	waitpid(pid, &status, 0);
+	close(ready[0]);
+	close(result[0]);
+	rmdir(cg);
+	ASSERT_EQ(0, restored) TH_LOG("file-max not restored to %s", file_max);
+	EXPECT_EQ(-ENFILE, ret);
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	/* Nothing left: no buffer, no byte, no charged page. */
+	EXPECT_EQ(live, gb_stat("live_buffers"));
+	EXPECT_EQ(bytes, gb_stat("live_bytes"));
+	EXPECT_EQ(failed + 1, gb_stat("failed_allocs"));
+	ASSERT_NE(~0ULL, before);
+	EXPECT_GT(before + SZ_1M / 2, after) {
+		TH_LOG("the cgroup kept %lld bytes of the refused 64 MiB",
+		       (long long)(after - before));
+	}
 }
 
 TEST_HARNESS_MAIN
