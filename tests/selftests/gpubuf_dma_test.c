@@ -270,4 +270,77 @@ TEST_F(importer, vmap_sees_the_mapped_pages)
 	close(fd);
 }
 
+static int importer_mmap_via(int imp, int dmabuf, uint32_t flags)
+{
+	struct importer_mmap_via req = { .fd = dmabuf, .flags = flags };
+
+	return gb_ioctl(imp, IMPORTER_IOC_MMAP_VIA, &req);
+}
+
+/*
+ * An importer whose mmap() sets its vma up as VM_PFNMAP, VM_IO or
+ * VM_MIXEDMAP before it calls dma_buf_mmap() is refused with EINVAL
+ * (docs/kernel.md, gpubuf(4)): such a vma cannot hold the buffer's
+ * struct-page entries safely. The same importer passing a plain vma maps
+ * the buffer's own pages (the control), and the refusals leave no mapping
+ * and no reference behind: once the importer is closed the buffer is gone.
+ */
+TEST_F(importer, special_vma_of_an_importer_is_einval)
+{
+	static const struct {
+		uint32_t flags;
+		const char *name;
+	} special[] = {
+		{ IMPORTER_MMAP_PFNMAP, "VM_PFNMAP" },
+		{ IMPORTER_MMAP_IO, "VM_IO" },
+		{ IMPORTER_MMAP_MIXEDMAP, "VM_MIXEDMAP" },
+		{ IMPORTER_MMAP_PFNMAP | IMPORTER_MMAP_IO, "VM_PFNMAP | VM_IO" },
+	};
+	const size_t len = 4 * SZ_1M, n = len / 8;
+	uint64_t *p, *q;
+	unsigned int k;
+	size_t i;
+	int fd;
+
+	fd = gb_alloc(self->dev, len);
+	ASSERT_LE(0, fd);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	for (i = 0; i < n; i++)
+		p[i] = i * 5 + 1;
+
+	/* The control: a plain vma through the importer is the buffer's. */
+	ASSERT_EQ(0, importer_mmap_via(self->imp, fd, 0));
+	q = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, self->imp, 0);
+	ASSERT_NE(MAP_FAILED, q);
+	EXPECT_EQ(1, gb_vma_has_flag(q, "hg"));
+	EXPECT_EQ(0, gb_vma_has_flag(q, "pf"));
+	for (i = 0; i < n; i++)
+		if (q[i] != i * 5 + 1)
+			break;
+	EXPECT_EQ(n, i) TH_LOG("word %zu differs through the importer", i);
+	q[n - 1] = 42;
+	EXPECT_EQ(42, p[n - 1]);
+	munmap(q, len);
+
+	for (k = 0; k < sizeof(special) / sizeof(special[0]); k++) {
+		ASSERT_EQ(0, importer_mmap_via(self->imp, fd, special[k].flags));
+		q = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 self->imp, 0);
+		if (q != MAP_FAILED) {
+			munmap(q, len);
+			EXPECT_TRUE(0) TH_LOG("%s was mapped", special[k].name);
+			continue;
+		}
+		EXPECT_EQ(EINVAL, errno) TH_LOG("%s", special[k].name);
+	}
+	munmap(p, len);
+	close(fd);
+	/* The importer's reference is the last: nothing else kept one. */
+	EXPECT_EQ(self->buffers + 1, gb_stat("live_buffers"));
+	close(self->imp);
+	self->imp = -1;
+	EXPECT_EQ(self->buffers, gb_stat("live_buffers"));
+}
+
 TEST_HARNESS_MAIN

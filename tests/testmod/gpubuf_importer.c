@@ -4,7 +4,8 @@
  * GPU driver does. It declares a 64-bit DMA mask and no segment-size limit,
  * so the exporter alone decides how large its scatterlist segments are; in
  * a guest booted with swiotlb=force every mapping is bounce-buffered, which
- * is what confidential-computing guests (SEV, TDX) do to every device.
+ * is what confidential-computing guests (SEV, TDX) do to every device. Its
+ * mmap() maps a dma-buf through dma_buf_mmap(), as a DRM driver's does.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -12,6 +13,7 @@
 #include <linux/dma-mapping.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/platform_device.h>
@@ -33,6 +35,8 @@ struct importer_file {
 	enum dma_data_direction dir;
 	struct sg_table *sgt2;		/* IMPORTER_IOC_MAP_AGAIN's, or NULL */
 	enum dma_data_direction dir2;
+	struct dma_buf *mmap_dmabuf;	/* IMPORTER_IOC_MMAP_VIA's, or NULL */
+	u32 mmap_flags;
 };
 
 static struct sg_table *importer_map_attachment(struct dma_buf_attachment *a,
@@ -206,15 +210,73 @@ static int importer_map_again(struct importer_file *f,
 	return 0;
 }
 
+#define IMPORTER_MMAP_FLAGS \
+	(IMPORTER_MMAP_PFNMAP | IMPORTER_MMAP_IO | IMPORTER_MMAP_MIXEDMAP)
+
+static int importer_mmap_via(struct importer_file *f,
+			     const struct importer_mmap_via *req)
+{
+	struct dma_buf *dmabuf, *old;
+
+	if (req->flags & ~IMPORTER_MMAP_FLAGS)
+		return -EINVAL;
+	dmabuf = dma_buf_get(req->fd);
+	if (IS_ERR(dmabuf))
+		return PTR_ERR(dmabuf);
+	mutex_lock(&f->lock);
+	old = f->mmap_dmabuf;
+	f->mmap_dmabuf = dmabuf;
+	f->mmap_flags = req->flags;
+	mutex_unlock(&f->lock);
+	if (old)
+		dma_buf_put(old);
+	return 0;
+}
+
+/*
+ * A driver's mmap of an imported buffer: the vma goes to the exporter
+ * through dma_buf_mmap(), with the flags IMPORTER_IOC_MMAP_VIA chose.
+ */
+static int importer_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct importer_file *f = file->private_data;
+	struct dma_buf *dmabuf;
+	vm_flags_t flags = 0;
+	int ret;
+
+	mutex_lock(&f->lock);
+	dmabuf = f->mmap_dmabuf;
+	if (dmabuf)
+		get_dma_buf(dmabuf);
+	if (f->mmap_flags & IMPORTER_MMAP_PFNMAP)
+		flags |= VM_PFNMAP;
+	if (f->mmap_flags & IMPORTER_MMAP_IO)
+		flags |= VM_IO;
+	if (f->mmap_flags & IMPORTER_MMAP_MIXEDMAP)
+		flags |= VM_MIXEDMAP;
+	mutex_unlock(&f->lock);
+	if (!dmabuf)
+		return -ENODEV;
+	gpubuf_vm_flags_set(vma, flags);
+	ret = dma_buf_mmap(dmabuf, vma, vma->vm_pgoff);
+	dma_buf_put(dmabuf);
+	return ret;
+}
+
 static long importer_ioctl(struct file *file, unsigned int cmd,
 			   unsigned long arg)
 {
 	struct importer_file *f = file->private_data;
+	struct importer_mmap_via mreq;
 	struct importer_vmap vreq;
 	struct importer_map req;
 	int ret;
 
 	switch (cmd) {
+	case IMPORTER_IOC_MMAP_VIA:
+		if (copy_from_user(&mreq, (void __user *)arg, sizeof(mreq)))
+			return -EFAULT;
+		return importer_mmap_via(f, &mreq);
 	case IMPORTER_IOC_VMAP:
 		if (copy_from_user(&vreq, (void __user *)arg, sizeof(vreq)))
 			return -EFAULT;
@@ -278,6 +340,8 @@ static int importer_release(struct inode *inode, struct file *file)
 
 	mutex_lock(&f->lock);
 	importer_release_locked(f);
+	if (f->mmap_dmabuf)
+		dma_buf_put(f->mmap_dmabuf);
 	mutex_unlock(&f->lock);
 	mutex_destroy(&f->lock);
 	kfree(f);
@@ -289,6 +353,7 @@ static const struct file_operations importer_fops = {
 	.open = importer_open,
 	.release = importer_release,
 	.unlocked_ioctl = importer_ioctl,
+	.mmap = importer_mmap,
 	.llseek = noop_llseek,
 };
 

@@ -2,7 +2,8 @@
 /*
  * Test-only interface of gpubuf_importer.ko: a DMA device that imports a
  * dma-buf the way a GPU driver does (64-bit DMA mask, no segment limit), so
- * the exporter's attach/map/sync paths run against a demanding importer.
+ * the exporter's attach/map/sync paths run against a demanding importer,
+ * and that maps one into user space through its own mmap().
  */
 #ifndef GPUBUF_IMPORTER_H
 #define GPUBUF_IMPORTER_H
@@ -72,5 +73,28 @@ struct importer_vmap {
 
 /* Errors of dma_buf_get(), of the vmap op (ENOMEM) and of the syncs. */
 #define IMPORTER_IOC_VMAP	_IOWR(0xBA, 0x03, struct importer_vmap)
+
+/**
+ * struct importer_mmap_via - what mmap() of this file maps
+ * @fd:    in, the dma-buf
+ * @flags: in, IMPORTER_MMAP_* flags the vma gets before dma_buf_mmap()
+ *
+ * mmap() of the file then hands its vma to dma_buf_mmap(), as a DRM
+ * driver's mmap of an imported buffer does, after setting @flags on it
+ * (a driver that set its vma up as an I/O or PFN mapping first). The
+ * dma-buf is held until the next IMPORTER_IOC_MMAP_VIA or close; mmap()
+ * without one is ENODEV.
+ */
+struct importer_mmap_via {
+	__s32 fd;
+	__u32 flags;
+};
+
+#define IMPORTER_MMAP_PFNMAP	0x1	/* VM_PFNMAP */
+#define IMPORTER_MMAP_IO	0x2	/* VM_IO */
+#define IMPORTER_MMAP_MIXEDMAP	0x4	/* VM_MIXEDMAP */
+
+/* EINVAL for unknown flags; errors of dma_buf_get(). */
+#define IMPORTER_IOC_MMAP_VIA	_IOW(0xBA, 0x05, struct importer_mmap_via)
 
 #endif /* GPUBUF_IMPORTER_H */
