@@ -476,6 +476,71 @@ TEST_F(memcg, map_and_populate_at_limit_is_enomem_not_oom_kill)
 	check_limit_child(_metadata, self->path, child_maps_at_limit);
 }
 
+/*
+ * The kernel's own copies into the mapping check the cgroup's room as
+ * MADV_POPULATE_WRITE does (gpubuf(4), docs/kernel.md): at the limit a
+ * read(2) into a part not yet faulted in fails with EFAULT instead of
+ * OOM-killing the reader. The mapping is placed 4 KiB off 2 MiB, so each
+ * 2 MiB-aligned stretch of it needs a PTE table of its own; with 256-330
+ * KiB of room left, reads of one stretch each from /dev/zero go on until
+ * one fails. With a buffer given back for room, the same read succeeds.
+ * Exit codes: 0 all good, 20 + n for the n-th failed expectation.
+ */
+static int child_reads_at_limit(const char *cg)
+{
+	const size_t len = 256 * SZ_1M;
+	int dev, fd, zero, i, n, big[512], mid[64], done = 0;
+	ssize_t got = 0;
+	size_t off;
+	char *p;
+
+	fd = child_join_and_alloc(cg, len, &dev, 20);
+	if (fd < 0)
+		return -fd;
+	zero = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+	if (zero < 0)
+		return 23;
+	/* Leave 256-330 KiB of room, as child_populates_near_limit() does. */
+	n = fill_keep(dev, SZ_1M, big, 512);
+	if (n < 2)
+		return 24;
+	close(big[--n]);
+	i = fill_keep(dev, 64 * 1024, mid, 64);
+	if (i < 4)
+		return 25;
+	close(mid[--i]);
+	close(mid[--i]);
+	close(mid[--i]);
+	close(mid[--i]);
+	p = gb_map_at(fd, len, PROT_READ | PROT_WRITE, 0, SZ_4K);
+	if (p == MAP_FAILED)
+		return 26;
+	for (off = SZ_2M - SZ_4K; off + SZ_2M <= len; off += SZ_2M) {
+		got = read(zero, p + off, SZ_2M);
+		if (got != (ssize_t)SZ_2M)
+			break;
+		done++;
+	}
+	/* The limit was met, and only there: earlier reads went through. */
+	if (off + SZ_2M > len)
+		return 27;
+	if (got != -1 || errno != EFAULT)
+		return 28;
+	if (!done)
+		return 29;
+	fprintf(stderr, "# %d stretches of 2 MiB read, then EFAULT\n", done);
+	close(big[--n]);
+	if (read(zero, p + off, SZ_2M) != (ssize_t)SZ_2M)
+		return 30;
+	munmap(p, len);
+	return 0;
+}
+
+TEST_F(memcg, read_into_the_mapping_at_limit_is_efault_not_oom_kill)
+{
+	check_limit_child(_metadata, self->path, child_reads_at_limit);
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
