@@ -170,5 +170,29 @@ for suite in "$@"; do
 		continue
 	fi
 	relay "$log.tap"
+
+	# The suite's Vulkan test once more in a swiotlb=force guest, where
+	# every DMA mapping bounces: the dma-buf imports' syncs around each
+	# dispatch run there (dmabuf_operands_synced_around_dispatch).
+	if [ -x "$suite_tests/59-lib-vulkan-$suite" ]; then
+		sw_tests=$matrix/tests-$suite-swiotlb
+		rm -rf "$sw_tests"
+		mkdir -p "$sw_tests"
+		cp "$suite_tests/59-lib-vulkan-$suite" \
+			"$sw_tests/59-lib-vulkan-$suite-swiotlb"
+		GPUBUF_VM_APPEND=swiotlb=force GPUBUF_VM_SYSROOT=$root \
+			GPUBUF_VM_KO_DIR=$root/src \
+			GPUBUF_VM_OUT=$matrix/vm-$suite-swiotlb \
+			"$top/tests/vm/run.sh" "$kdir" "$sw_tests" \
+			>"$log.swiotlb.tap" 2>"$log.swiotlb.vm"
+		if grep -q '^1\.\.[0-9]' "$log.swiotlb.tap"; then
+			plain=$suite
+			suite="$suite, swiotlb=force"
+			relay "$log.swiotlb.tap"
+			suite=$plain
+		else
+			emit 0 "$suite: the swiotlb=force guest run produced no results" "$log.swiotlb.vm"
+		fi
+	fi
 done
 echo "1..$n"

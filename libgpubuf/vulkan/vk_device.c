@@ -85,6 +85,7 @@ static void gpubuf_vk_free(struct gpubuf_vk *vk)
 		if (vk->instance && vk->vkDestroyInstance)
 			vk->vkDestroyInstance(vk->instance, NULL);
 	}
+	pthread_mutex_destroy(&vk->imports_lock);
 	pthread_mutex_destroy(&vk->lock);
 	free(vk);
 }
@@ -104,6 +105,7 @@ static struct gpubuf_vk *gpubuf_vk_new(void)
 	atomic_init(&vk->refs, 1);
 	atomic_init(&vk->validation_errors, 0);
 	pthread_mutex_init(&vk->lock, NULL);
+	pthread_mutex_init(&vk->imports_lock, NULL);
 	vk->pid = getpid();
 	return vk;
 }

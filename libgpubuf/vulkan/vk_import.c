@@ -12,7 +12,10 @@
  * before Mesa 24.1. Memory type: the lowest host-coherent index both the
  * import and the VkBuffer allow: the CPU keeps using the memory through
  * its own mapping, with no flush or invalidate, which is right only for
- * coherent memory.
+ * coherent memory. A dma-buf import is also listed on its device, so the
+ * kernels can bracket their dispatches with DMA_BUF_IOCTL_SYNC: the
+ * exporter copies between the pages and an importer's bounce buffers
+ * (swiotlb, SEV/TDX guests) only there.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -38,6 +41,9 @@ struct gpubuf_vk_rec {
 	VkDeviceAddress address;
 	uint32_t kind;			/* GPUBUF_VK_IMPORT_* */
 	uint32_t type;			/* memoryTypeIndex */
+	struct gpubuf *buf;		/* this record's buffer */
+	bool listed;			/* on vk->dmabufs */
+	struct gpubuf_vk_rec *next;	/* under vk->imports_lock */
 };
 
 static void gpubuf_vk_hold_release(struct gpubuf *buf,
@@ -63,11 +69,40 @@ static struct gpubuf_vk_rec *gpubuf_vk_find(const struct gpubuf *buf,
 	return NULL;
 }
 
+static void gpubuf_vk_list(struct gpubuf_vk_rec *rec)
+{
+	struct gpubuf_vk *vk = rec->vk;
+
+	pthread_mutex_lock(&vk->imports_lock);
+	rec->next = vk->dmabufs;
+	vk->dmabufs = rec;
+	rec->listed = true;
+	pthread_mutex_unlock(&vk->imports_lock);
+}
+
+static void gpubuf_vk_unlist(struct gpubuf_vk_rec *rec)
+{
+	struct gpubuf_vk *vk = rec->vk;
+	struct gpubuf_vk_rec **p;
+
+	if (!rec->listed)
+		return;
+	pthread_mutex_lock(&vk->imports_lock);
+	for (p = &vk->dmabufs; *p; p = &(*p)->next)
+		if (*p == rec) {
+			*p = rec->next;
+			break;
+		}
+	pthread_mutex_unlock(&vk->imports_lock);
+	rec->listed = false;
+}
+
 /* Destroy what the import made; the record and its reference stay. */
 static void gpubuf_vk_clear(struct gpubuf_vk_rec *rec)
 {
 	struct gpubuf_vk *vk = rec->vk;
 
+	gpubuf_vk_unlist(rec);
 	if (rec->buffer)
 		vk->vkDestroyBuffer(vk->dev, rec->buffer, NULL);
 	if (rec->memory)
@@ -84,7 +119,11 @@ static void gpubuf_vk_undo(struct gpubuf_vk_rec *rec)
 	free(rec);
 }
 
-/* A fork() child shares nothing with the parent's device: forget it. */
+/*
+ * A fork() child shares nothing with the parent's device: forget it. Its
+ * copy of the device's list is not touched (a parent's thread may have
+ * held the lock at fork()); the child never walks it.
+ */
 static void gpubuf_vk_hold_release(struct gpubuf *buf,
 				   struct gpubuf_hold *hold)
 {
@@ -343,8 +382,66 @@ static int gpubuf_vk_import_new(struct gpubuf_vk *vk, struct gpubuf *buf,
 		return err;
 	}
 	rec->pid = getpid();
+	rec->buf = buf;
+	if (rec->kind == GPUBUF_VK_IMPORT_DMA_BUF)
+		gpubuf_vk_list(rec);
 	*out = rec;
 	return 0;
+}
+
+/* The buffers to sync, each once: an operand's, or a view's of the same. */
+static unsigned int gpubuf_vk_find_dmabufs(struct gpubuf_vk *vk,
+					   const uint64_t *addr,
+					   unsigned int n,
+					   struct gpubuf **bufs)
+{
+	unsigned int nbufs = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		struct gpubuf_vk_rec *rec;
+		unsigned int j;
+
+		for (rec = vk->dmabufs; rec; rec = rec->next)
+			if (addr[i] >= rec->address &&
+			    addr[i] - rec->address < rec->buf->size)
+				break;
+		if (!rec)
+			continue;
+		for (j = 0; j < nbufs && bufs[j] != rec->buf; j++)
+			;
+		if (j == nbufs)
+			bufs[nbufs++] = rec->buf;
+	}
+	return nbufs;
+}
+
+int gpubuf_vk_sync_operands(struct gpubuf_vk *vk, const uint64_t *addr,
+			    unsigned int n, bool start)
+{
+	struct gpubuf *bufs[GPUBUF_VK_MAX_OPERANDS];
+	unsigned int nbufs;
+	int err = 0;
+
+	if (n > GPUBUF_VK_MAX_OPERANDS)
+		return -EINVAL;
+	/* The list cannot change under the ioctls: releases wait. */
+	pthread_mutex_lock(&vk->imports_lock);
+	nbufs = gpubuf_vk_find_dmabufs(vk, addr, n, bufs);
+	for (unsigned int i = 0; i < nbufs && !err; i++) {
+		/* A read-only dma-buf takes read syncs only. */
+		unsigned int access = gpubuf_is_readonly(bufs[i]) ?
+				      GPUBUF_ACCESS_READ : GPUBUF_ACCESS_RW;
+
+		err = start ? gpubuf_sync_begin(bufs[i], access) :
+			      gpubuf_sync_end(bufs[i], access);
+		if (err)
+			gpubuf_error_set("DMA_BUF_IOCTL_SYNC (%s) on the dma-buf fd %d of an operand's buffer: %s",
+					 start ? "START, after the dispatch" :
+						 "END, before the dispatch",
+					 gpubuf_fd(bufs[i]), strerror(-err));
+	}
+	pthread_mutex_unlock(&vk->imports_lock);
+	return err;
 }
 
 static void gpubuf_vk_fill(const struct gpubuf_vk_rec *rec,

@@ -93,6 +93,8 @@ enum gpubuf_vk_kernel {
 	GPUBUF_VK_NR_KERNELS
 };
 
+struct gpubuf_vk_rec;
+
 struct gpubuf_vk {
 	atomic_uint refs;		/* the caller's and one per import */
 	bool own;			/* instance and device are the library's */
@@ -126,6 +128,10 @@ struct gpubuf_vk {
 	VkPipelineLayout layout;
 	VkPipeline pipe[GPUBUF_VK_NR_KERNELS];
 	atomic_bool lost;		/* a submission or wait failed */
+
+	/* vk_import.c: the dma-buf imports, which kernels sync around */
+	pthread_mutex_t imports_lock;	/* innermost: taken under lock */
+	struct gpubuf_vk_rec *dmabufs;
 };
 
 /* vk_loader.c: the loader's vkGetInstanceProcAddr, loaded once. */
@@ -149,6 +155,17 @@ int gpubuf_vk_check_process(const struct gpubuf_vk *vk);
 int gpubuf_vk_check_lost(struct gpubuf_vk *vk);
 /* Whether the calling process is a fork() child of vk's opener. */
 bool gpubuf_vk_forked(const struct gpubuf_vk *vk);
+
+/*
+ * vk_import.c: DMA_BUF_IOCTL_SYNC on the dma-buf imports of vk that hold
+ * the n device addresses: END before a dispatch (the CPU's writes reach
+ * the device's view), START after its fence (the device's writes reach the
+ * CPU's). Addresses outside every dma-buf import need nothing. 0 or the
+ * ioctl's negative errno, with the last error set.
+ */
+#define GPUBUF_VK_MAX_OPERANDS	3
+int gpubuf_vk_sync_operands(struct gpubuf_vk *vk, const uint64_t *addr,
+			    unsigned int n, bool start);
 
 /* vk_kernels.c: pipelines for vk's device, and their teardown. */
 int gpubuf_vk_kernels_init(struct gpubuf_vk *vk);

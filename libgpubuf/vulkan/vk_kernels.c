@@ -8,7 +8,9 @@
  * it and waits for its fence, under the device's lock: the results are in
  * memory when it returns. The barrier after the dispatch makes the
  * shader's writes visible to the host, which reads them through its own
- * mapping of the same pages.
+ * mapping of the same pages. Operands imported as dma-bufs are synced
+ * around it (DMA_BUF_IOCTL_SYNC END before the submission, START after the
+ * fence): where the device's mappings bounce, the exporter copies only then.
  */
 #include <errno.h>
 #include <float.h>
@@ -219,11 +221,13 @@ static int gpubuf_vk_scalar(const char *fn, double *slot, bool f64)
 
 static int gpubuf_vk_dispatch(struct gpubuf_vk *vk, enum gpubuf_vk_kernel k,
 			      const void *args, uint32_t size,
-			      const uint32_t groups[2])
+			      const uint32_t groups[2],
+			      const uint64_t addr[GPUBUF_VK_MAX_OPERANDS])
 {
 	VkCommandBuffer cmd = vk->cmd;
 	const char *what = "vkBeginCommandBuffer";
 	VkResult r;
+	int err;
 
 	if (!vk->pipe[k] && gpubuf_vk_shaders[k].f64 &&
 	    !(vk->info.features & GPUBUF_VK_FEATURE_FLOAT64)) {
@@ -245,6 +249,11 @@ static int gpubuf_vk_dispatch(struct gpubuf_vk *vk, enum gpubuf_vk_kernel k,
 	if (gpubuf_vk_check_lost(vk)) {
 		pthread_mutex_unlock(&vk->lock);
 		return -EIO;
+	}
+	err = gpubuf_vk_sync_operands(vk, addr, GPUBUF_VK_MAX_OPERANDS, false);
+	if (err) {
+		pthread_mutex_unlock(&vk->lock);
+		return err;
 	}
 	r = vk->vkResetCommandBuffer(cmd, 0);
 	if (r == VK_SUCCESS)
@@ -293,8 +302,11 @@ static int gpubuf_vk_dispatch(struct gpubuf_vk *vk, enum gpubuf_vk_kernel k,
 	}
 	if (r == VK_ERROR_DEVICE_LOST)
 		atomic_store(&vk->lost, true);
+	if (r == VK_SUCCESS)
+		err = gpubuf_vk_sync_operands(vk, addr, GPUBUF_VK_MAX_OPERANDS,
+					      true);
 	pthread_mutex_unlock(&vk->lock);
-	return r == VK_SUCCESS ? 0 : gpubuf_vk_fail(r, what);
+	return r == VK_SUCCESS ? err : gpubuf_vk_fail(r, what);
 }
 
 static uint32_t gpubuf_vk_groups(uint64_t items, uint64_t per, uint32_t max)
@@ -333,7 +345,9 @@ GPUBUF_EXPORT int gpubuf_vk_gemv(double alpha,
 				     a->vk->max_groups[0]);
 	groups[1] = 1;
 	return gpubuf_vk_dispatch(a->vk, f64 ? GPUBUF_VK_GEMV_F64 :
-				  GPUBUF_VK_GEMV_F32, &g, sizeof(g), groups);
+				  GPUBUF_VK_GEMV_F32, &g, sizeof(g), groups,
+				  (const uint64_t[]){ a->address, x->address,
+						      y->address });
 }
 
 GPUBUF_EXPORT int gpubuf_vk_gemm(double alpha,
@@ -369,7 +383,9 @@ GPUBUF_EXPORT int gpubuf_vk_gemm(double alpha,
 	groups[1] = gpubuf_vk_groups(g.m, GPUBUF_VK_GEMM_TILE,
 				     a->vk->max_groups[1]);
 	return gpubuf_vk_dispatch(a->vk, f64 ? GPUBUF_VK_GEMM_F64 :
-				  GPUBUF_VK_GEMM_F32, &g, sizeof(g), groups);
+				  GPUBUF_VK_GEMM_F32, &g, sizeof(g), groups,
+				  (const uint64_t[]){ a->address, b->address,
+						      c->address });
 }
 
 #else /* no Vulkan, or no SPIR-V compiled at build time */

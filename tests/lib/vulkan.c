@@ -11,10 +11,14 @@
  * validation layer, which must report nothing.
  */
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/dma-buf.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
@@ -163,6 +167,193 @@ static int dmabuf_import_failure_keeps_fds(void)
 	return T_PASS;
 }
 
+/* A quiet NaN in every element of a parent: padding must keep it. */
+static void t_fill_nan(const struct gpubuf_matrix *p)
+{
+	for (size_t r = 0; r < p->rows; r++)
+		for (size_t c = 0; c < p->cols; c++)
+			gpubuf_matrix_set(p, r, c, NAN);
+}
+
+/*
+ * DMA_BUF_IOCTL_SYNC as the library issues it: this program defines
+ * ioctl(), which the library's calls reach first. While on, each sync's fd
+ * and flags are logged with what C's first element held at that moment;
+ * fail, if set, answers the next sync with that errno instead.
+ */
+static struct {
+	atomic_bool on;
+	int fail;
+	const float *c00;
+	unsigned int n;
+	struct { int fd; unsigned long long flags; float c00; } log[16];
+} t_sync;
+
+int ioctl(int fd, unsigned long req, ...)
+{
+	static int (*next)(int, unsigned long, ...);
+	va_list ap;
+	void *arg;
+
+	va_start(ap, req);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (req == DMA_BUF_IOCTL_SYNC && atomic_load(&t_sync.on)) {
+		const struct dma_buf_sync *s = arg;
+		int fail = t_sync.fail;
+
+		if (t_sync.n < 16)
+			t_sync.log[t_sync.n++] = (typeof(t_sync.log[0])){
+				fd, s->flags, *t_sync.c00 };
+		if (fail) {
+			t_sync.fail = 0;
+			errno = fail;
+			return -1;
+		}
+	}
+	if (!next)
+		next = (int (*)(int, unsigned long, ...))dlsym(RTLD_NEXT, "ioctl");
+	return next(fd, req, arg);
+}
+
+/* Entries from..to-1 of the log: one per fd of fds, each with flags. */
+static int t_synced_once_each(unsigned int from, unsigned int to,
+			      const int *fds, unsigned int nfds,
+			      unsigned long long flags)
+{
+	if (to - from != nfds) {
+		printf("# %u syncs logged from %u to %u, %u buffers\n",
+		       t_sync.n, from, to, nfds);
+		return 0;
+	}
+	for (unsigned int i = 0; i < nfds; i++) {
+		unsigned int seen = 0;
+
+		for (unsigned int j = from; j < to; j++)
+			seen += t_sync.log[j].fd == fds[i] &&
+				t_sync.log[j].flags == flags;
+		if (seen != 1) {
+			printf("# fd %d: %u syncs with flags %#llx\n", fds[i],
+			       seen, flags);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+static void t_sync_watch(const struct gpubuf_matrix *c)
+{
+	t_sync.c00 = gpubuf_matrix_f32(c, 0, 0);
+	t_sync.n = 0;
+	atomic_store(&t_sync.on, true);
+}
+
+/*
+ * Operands imported as dma-bufs have their dispatch bracketed, each
+ * buffer once: DMA_BUF_IOCTL_SYNC END before the submission (C still as
+ * the CPU left it), START after the fence (C holds the result). Where an
+ * importer's DMA bounces (swiotlb, SEV/TDX guests), the exporter copies
+ * only there. A failed END submits nothing and says so; EINTR is retried.
+ */
+static int dmabuf_operands_synced_around_dispatch(void)
+{
+	const unsigned long long end = DMA_BUF_SYNC_END | DMA_BUF_SYNC_RW;
+	const unsigned long long start = DMA_BUF_SYNC_START | DMA_BUF_SYNC_RW;
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_vk *vk = t_vk(0);
+	struct gpubuf_vk_matrix a, b, c, x, y;
+	struct gpubuf_matrix ma, mb, mc, mx;
+	struct gpubuf_vk_memory mem;
+	int fds[3];
+
+	if (!vk) {
+		gpubuf_close(ctx);
+		return t_skip("needs %s", t_env_names[T_VULKAN]);
+	}
+	if (!t_dmabuf_device(vk)) {
+		gpubuf_vk_close(vk);
+		gpubuf_close(ctx);
+		return t_skip("the device takes no dma-bufs (lavapipe before Mesa 24.1): no import to sync");
+	}
+	T_EQ(gpubuf_matrix_alloc(ctx, GPUBUF_DTYPE_F32, 8, 8,
+				 GPUBUF_ROW_MAJOR, 0, &ma), 0);
+	T_EQ(gpubuf_matrix_alloc(ctx, GPUBUF_DTYPE_F32, 8, 8,
+				 GPUBUF_ROW_MAJOR, 0, &mb), 0);
+	T_EQ(gpubuf_matrix_alloc(ctx, GPUBUF_DTYPE_F32, 8, 8,
+				 GPUBUF_ROW_MAJOR, 0, &mc), 0);
+	fds[0] = gpubuf_fd(ma.buf);
+	fds[1] = gpubuf_fd(mb.buf);
+	fds[2] = gpubuf_fd(mc.buf);
+	T_CHECK(fds[0] >= 0 && fds[1] >= 0 && fds[2] >= 0);
+	T_EQ(gpubuf_vk_import(ma.buf, vk, &mem), 0);
+	T_EQ(mem.import, GPUBUF_VK_IMPORT_DMA_BUF);
+	T_EQ(gpubuf_vk_import(mb.buf, vk, &mem), 0);
+	T_EQ(gpubuf_vk_import(mc.buf, vk, &mem), 0);
+	T_EQ(gpubuf_vk_matrix_view(&ma, vk, &a), 0);
+	T_EQ(gpubuf_vk_matrix_view(&mb, vk, &b), 0);
+	T_EQ(gpubuf_vk_matrix_view(&mc, vk, &c), 0);
+	for (size_t r = 0; r < 8; r++)
+		for (size_t k = 0; k < 8; k++) {
+			gpubuf_matrix_set(&ma, r, k, 1);
+			gpubuf_matrix_set(&mb, r, k, 2);
+		}
+
+	/* GEMM: three buffers, three ENDs, then three STARTs. */
+	t_fill_nan(&mc);
+	t_sync_watch(&mc);
+	T_EQ(gpubuf_vk_gemm(1, &a, &b, 0, &c), 0);
+	atomic_store(&t_sync.on, false);
+	T_CHECK(t_synced_once_each(0, 3, fds, 3, end));
+	T_CHECK(t_synced_once_each(3, t_sync.n, fds, 3, start));
+	for (unsigned int i = 0; i < 3; i++)
+		T_CHECK(isnan(t_sync.log[i].c00));
+	for (unsigned int i = 3; i < 6; i++)
+		T_EQ(t_sync.log[i].c00, 16);
+
+	/* A twice (its buffer synced once), C as GEMV's y: two buffers. */
+	T_EQ(gpubuf_matrix_sub(&ma, 0, 0, 8, 1, &mx), 0);
+	T_EQ(gpubuf_vk_matrix_view(&mx, vk, &x), 0);
+	T_EQ(gpubuf_matrix_sub(&mc, 0, 0, 8, 1, &mx), 0);
+	T_EQ(gpubuf_vk_matrix_view(&mx, vk, &y), 0);
+	t_fill_nan(&mc);
+	t_sync_watch(&mc);
+	T_EQ(gpubuf_vk_gemv(1, &a, &x, 0, &y), 0);
+	atomic_store(&t_sync.on, false);
+	T_CHECK(t_synced_once_each(0, 2, (int[]){ fds[0], fds[2] }, 2, end));
+	T_CHECK(t_synced_once_each(2, t_sync.n, (int[]){ fds[0], fds[2] }, 2,
+				   start));
+	T_EQ(t_sync.log[3].c00, 8);
+
+	/* EINTR is retried: one more END, the same result. */
+	t_fill_nan(&mc);
+	t_sync_watch(&mc);
+	t_sync.fail = EINTR;
+	T_EQ(gpubuf_vk_gemm(1, &a, &b, 0, &c), 0);
+	atomic_store(&t_sync.on, false);
+	T_EQ(t_sync.n, 7);
+	T_EQ(t_get(&mc, 7, 7), 16);
+
+	/* A failed END: its errno, nothing submitted, C untouched. */
+	t_fill_nan(&mc);
+	t_sync_watch(&mc);
+	t_sync.fail = EIO;
+	T_EQ(gpubuf_vk_gemm(1, &a, &b, 0, &c), -EIO);
+	atomic_store(&t_sync.on, false);
+	T_CHECK(strstr(gpubuf_last_error(), "DMA_BUF_IOCTL_SYNC (END"));
+	T_EQ(t_sync.n, 1);
+	T_CHECK(isnan(t_get(&mc, 0, 0)) && isnan(t_get(&mc, 7, 7)));
+	/* The device is not lost: the next call computes. */
+	T_EQ(gpubuf_vk_gemm(1, &a, &b, 0, &c), 0);
+	T_EQ(t_get(&mc, 7, 7), 16);
+
+	gpubuf_matrix_release(&ma);
+	gpubuf_matrix_release(&mb);
+	gpubuf_matrix_release(&mc);
+	gpubuf_vk_close(vk);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
 /*
  * One record per (buffer, device), counted; the view of a buffer not
  * imported is -ENXIO; the last unref releases what is left, and the device
@@ -240,14 +431,6 @@ static int misaligned_view_refused(void)
 	gpubuf_vk_close(vk);
 	gpubuf_close(ctx);
 	return T_PASS;
-}
-
-/* A quiet NaN in every element of a parent: padding must keep it. */
-static void t_fill_nan(const struct gpubuf_matrix *p)
-{
-	for (size_t r = 0; r < p->rows; r++)
-		for (size_t c = 0; c < p->cols; c++)
-			gpubuf_matrix_set(p, r, c, NAN);
 }
 
 /* Every element of parent p outside sub-view s is still NaN. */
@@ -667,6 +850,7 @@ int main(void)
 		T_TEST_ON(T_VULKAN, device_says_what_it_can),
 		T_TEST_ON(T_VULKAN, import_counts_and_releases),
 		T_TEST_ON(T_MODULE, dmabuf_import_failure_keeps_fds),
+		T_TEST_ON(T_MODULE, dmabuf_operands_synced_around_dispatch),
 		T_TEST_ON(T_VULKAN, misaligned_view_refused),
 		T_TEST_ON(T_VULKAN, outputs_checked),
 		T_TEST_ON(T_VULKAN, gemv_both_layouts_match_reference),
