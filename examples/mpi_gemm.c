@@ -7,10 +7,23 @@
  * block of rows of B. In each of P steps it multiplies the panel of its A
  * that matches the B block it holds (an O(1) sub-view, no copy) into its C,
  * then passes the B block to the next rank while receiving the previous
- * rank's. The blocks live in gpubuf matrices with padded rows; MPI sends
- * them straight from that memory with a vector datatype (one row = cols
- * contiguous doubles, rows ld apart). Over UCX on RDMA hardware the large
- * blocks go by zero-copy rendezvous: the NIC reads the gpubuf pages.
+ * rank's.
+ *
+ * The blocks that travel, B's and C's, are gpubuf matrices whose rows are
+ * not padded (ld == cols): the first rows of such a block are one
+ * contiguous run of memory, and MPI sends them as rows * cols doubles
+ * straight from the gpubuf pages. Over UCX on RDMA hardware a block above
+ * UCX's rendezvous threshold goes by zero-copy rendezvous, the NIC reading
+ * and writing the gpubuf pages; a smaller one is copied through UCX's
+ * eager buffers, as any small message is. A stays on its rank: its rows
+ * are padded to 256 bytes, and its panels are sub-views.
+ *
+ * Why not send padded rows with an MPI_Type_vector? A datatype with gaps
+ * is not sent in place: Open MPI 4.1's pml_ucx hands it to UCX as a
+ * generic datatype, and the CPU packs every byte into UCX's buffers and
+ * unpacks it on the other side. With padded blocks this example packed
+ * 35,840 and 66,560 bytes on its two ranks at the default size; now it
+ * packs none (tests/cluster/ucx_pack_count.c counts them in make check).
  *
  * The same memory could be handed to a GPU (gpubuf_cuda_matrix_view(),
  * gpubuf_vk_matrix_view()) for the local multiply; here the CPU does it so
@@ -20,6 +33,7 @@
  *   mpicc -o mpi_gemm mpi_gemm.c $(pkg-config --cflags --libs gpubuf)
  *   mpirun -np 2 ./mpi_gemm [M N K]
  */
+#include <limits.h>
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -27,8 +41,10 @@
 
 #include <gpubuf.h>
 
-/* Row alignment of every block: 256 bytes, so ld is padded past cols. */
+/* Row alignment of A: 256 bytes, so its ld is padded past cols. */
 #define ROW_ALIGN 256
+/* The blocks that travel: rows aligned to one element, so ld == cols. */
+#define UNPADDED sizeof(double)
 
 static double a_elem(size_t i, size_t k) { return (double)((i * 7 + k * 3) % 11) - 5.0; }
 static double b_elem(size_t k, size_t j) { return (double)((k * 5 + j * 2) % 13) / 3.0 - 1.5; }
@@ -49,26 +65,32 @@ static double *at(const struct gpubuf_matrix *m, size_t r, size_t c)
 	return (double *)gpubuf_matrix_data(m) + r * m->ld + c;
 }
 
-static int alloc(struct gpubuf_ctx *ctx, size_t rows, size_t cols, struct gpubuf_matrix *m)
+static int alloc(struct gpubuf_ctx *ctx, size_t rows, size_t cols, size_t align,
+		 struct gpubuf_matrix *m)
 {
 	/* A zero-row block still gets a valid one-row allocation. */
 	int rc = gpubuf_matrix_alloc(ctx, GPUBUF_DTYPE_F64, rows ? rows : 1, cols,
-				     GPUBUF_ROW_MAJOR, ROW_ALIGN, m);
+				     GPUBUF_ROW_MAJOR, align, m);
 
-	if (rc)
+	if (rc) {
 		fprintf(stderr, "mpi_gemm: gpubuf_matrix_alloc(%zu x %zu): %s\n",
 			rows, cols, gpubuf_strerror(rc));
+	} else if (align == UNPADDED && (m->ld != cols || rows * cols > INT_MAX)) {
+		fprintf(stderr, "mpi_gemm: a %zu x %zu block is not one message (ld %zu)\n",
+			rows, cols, m->ld);
+		gpubuf_matrix_release(m);
+		rc = -1;
+	}
 	return rc;
 }
 
-/* MPI type for the first `rows` rows of a padded row-major block. */
-static MPI_Datatype block_type(size_t rows, const struct gpubuf_matrix *m)
+/*
+ * Elements in the first `rows` rows of an unpadded block (ld == cols): a
+ * count of MPI_DOUBLE, one contiguous message sent in place.
+ */
+static int block_count(size_t rows, const struct gpubuf_matrix *m)
 {
-	MPI_Datatype t;
-
-	MPI_Type_vector((int)rows, (int)m->cols, (int)m->ld, MPI_DOUBLE, &t);
-	MPI_Type_commit(&t);
-	return t;
+	return (int)(rows * m->cols);
 }
 
 /* C += A_panel B_block on the CPU, straight on the gpubuf views. */
@@ -109,8 +131,9 @@ static int check(const struct gpubuf_matrix *c, size_t m, size_t n, size_t k, in
 			}
 			worst = err > worst ? err : worst;
 		}
-	printf("mpi_gemm: C = A B, %zu x %zu x %zu on %d ranks (ring), matrices in gpubuf memory "
-	       "with padded rows: matches the single-process reference, max error %.3g of the bound\n",
+	printf("mpi_gemm: C = A B, %zu x %zu x %zu on %d ranks (ring), matrices in gpubuf memory, "
+	       "blocks sent in place as contiguous messages: matches the single-process reference, "
+	       "max error %.3g of the bound\n",
 	       m, n, k, p, worst);
 	return 0;
 }
@@ -139,8 +162,8 @@ int main(int argc, char **argv)
 	size_t mr = block_rows(m, p, rank), m0 = block_start(m, p, rank);
 	size_t kmax = block_rows(k, p, 0);
 
-	if (alloc(ctx, mr, k, &a) || alloc(ctx, mr, n, &c) ||
-	    alloc(ctx, kmax, n, &b[0]) || alloc(ctx, kmax, n, &b[1]))
+	if (alloc(ctx, mr, k, ROW_ALIGN, &a) || alloc(ctx, mr, n, UNPADDED, &c) ||
+	    alloc(ctx, kmax, n, UNPADDED, &b[0]) || alloc(ctx, kmax, n, UNPADDED, &b[1]))
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	for (size_t i = 0; i < mr; i++) {
 		for (size_t l = 0; l < k; l++)
@@ -168,29 +191,25 @@ int main(int argc, char **argv)
 		}
 		if (s + 1 < p) {
 			size_t kin = block_rows(k, p, (blk - 1 + p) % p);
-			MPI_Datatype out = block_type(kb, &b[cur]), in = block_type(kin, &b[!cur]);
 
-			MPI_Sendrecv(gpubuf_matrix_data(&b[cur]), 1, out, next, s,
-				     gpubuf_matrix_data(&b[!cur]), 1, in, prev, s,
-				     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-			MPI_Type_free(&out);
-			MPI_Type_free(&in);
+			MPI_Sendrecv(gpubuf_matrix_data(&b[cur]), block_count(kb, &b[cur]),
+				     MPI_DOUBLE, next, s,
+				     gpubuf_matrix_data(&b[!cur]), block_count(kin, &b[!cur]),
+				     MPI_DOUBLE, prev, s, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 			cur = !cur;
 		}
 	}
 
-	/* Gather the blocks of C into one padded matrix on rank 0. */
+	/* Gather the blocks of C into one unpadded matrix on rank 0. */
 	if (rank == 0) {
-		if (alloc(ctx, m, n, &whole))
+		if (alloc(ctx, m, n, UNPADDED, &whole))
 			MPI_Abort(MPI_COMM_WORLD, 1);
 		for (int r = 1; r < p; r++) {
 			size_t rows = block_rows(m, p, r);
-			MPI_Datatype t = block_type(rows, &whole);
 
 			if (rows)
-				MPI_Recv(at(&whole, block_start(m, p, r), 0), 1, t, r, 99,
-					 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-			MPI_Type_free(&t);
+				MPI_Recv(at(&whole, block_start(m, p, r), 0), block_count(rows, &whole),
+					 MPI_DOUBLE, r, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 		}
 		for (size_t i = 0; i < mr; i++)
 			for (size_t j = 0; j < n; j++)
@@ -198,10 +217,8 @@ int main(int argc, char **argv)
 		bad = check(&whole, m, n, k, p);
 		gpubuf_matrix_release(&whole);
 	} else if (mr) {
-		MPI_Datatype t = block_type(mr, &c);
-
-		MPI_Send(gpubuf_matrix_data(&c), 1, t, 0, 99, MPI_COMM_WORLD);
-		MPI_Type_free(&t);
+		MPI_Send(gpubuf_matrix_data(&c), block_count(mr, &c), MPI_DOUBLE, 0, 99,
+			 MPI_COMM_WORLD);
 	}
 	MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
 	gpubuf_matrix_release(&a);

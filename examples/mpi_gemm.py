@@ -7,9 +7,18 @@ P ranks. Rank r owns a block of rows of A and C and a block of rows of B;
 in each of P steps it multiplies the panel of its A that matches the B
 block it holds (an O(1) sub-view) into its C with NumPy, working on the
 gpubuf memory itself (np.asarray is a view, not a copy), then passes the B
-block on. MPI sends each block straight from its padded rows with a vector
-datatype over the buffer's memory, so over UCX on RDMA hardware the large
-blocks go by zero-copy rendezvous: the NIC reads the gpubuf pages.
+block on.
+
+The blocks that travel, B's and C's, have rows that are not padded
+(align=8, so ld == cols): the first rows of one are a contiguous run of the
+buffer's memory, which MPI sends in place as rows * cols doubles. Over UCX
+on RDMA hardware a block above UCX's rendezvous threshold goes by zero-copy
+rendezvous, the NIC reading and writing the gpubuf pages; a smaller one is
+copied through UCX's eager buffers, as any small message is. A stays on its
+rank with rows padded to 256 bytes. A padded block sent with a vector
+datatype would not go in place: Open MPI 4.1's pml_ucx hands a datatype
+with gaps to UCX as a generic datatype, whose every byte the CPU packs and
+unpacks (tests/cluster/ucx_pack_count.c counts them: 0 here).
 
     mpirun -np 2 python3 mpi_gemm.py [M N K]
 
@@ -26,7 +35,8 @@ from mpi4py import MPI
 
 import gpubuf
 
-ROW_ALIGN = 256     # bytes: every row padded to it, so ld > cols
+ROW_ALIGN = 256     # bytes: A's rows padded to it, so its ld > cols
+UNPADDED = 8        # the blocks that travel: ld == cols
 
 
 def block_start(n, p, r):
@@ -48,23 +58,19 @@ def b_elem(k, j):
 
 def message(m, rows=None):
     """An mpi4py message for the first `rows` rows of a row-major float64
-    gpubuf matrix (a sub-view too): the buffer's memory from the matrix's
-    first element, described by a vector datatype that skips the padding.
-    The caller frees the datatype."""
+    gpubuf matrix (a sub-view too) whose rows are not padded: one
+    contiguous run of the buffer's memory from the matrix's first element,
+    rows * cols doubles, sent in place."""
     rows = m.shape[0] if rows is None else rows
-    assert m.order == "C" and m.dtype == "float64"
-    t = MPI.DOUBLE.Create_vector(rows, m.shape[1], m.ld).Commit()
-    return [memoryview(m.buffer)[m.offset:], 1, t], t
+    assert m.order == "C" and m.dtype == "float64" and m.ld == m.shape[1]
+    count = rows * m.shape[1]
+    return [memoryview(m.buffer)[m.offset:m.offset + 8 * count], count, MPI.DOUBLE]
 
 
 def exchange(comm, send, send_rows, recv, recv_rows, next_rank, prev_rank, tag):
     """Pass one B block on and take the previous rank's, in place."""
-    out, tout = message(send, send_rows)
-    into, tin = message(recv, recv_rows)
-    comm.Sendrecv(out, dest=next_rank, sendtag=tag,
-                  recvbuf=into, source=prev_rank, recvtag=tag)
-    tout.Free()
-    tin.Free()
+    comm.Sendrecv(message(send, send_rows), dest=next_rank, sendtag=tag,
+                  recvbuf=message(recv, recv_rows), source=prev_rank, recvtag=tag)
 
 
 def check(c, m, n, k, p):
@@ -85,8 +91,9 @@ def check(c, m, n, k, p):
               % (bad, np.asarray(c)[bad], ref[bad]), file=sys.stderr)
         return 1
     print("mpi_gemm.py: C = A B, %d x %d x %d on %d ranks (ring, mpi4py %s), "
-          "matrices in gpubuf memory with padded rows: matches the "
-          "single-process reference, max error %.3g of the bound"
+          "matrices in gpubuf memory, blocks sent in place as contiguous "
+          "messages: matches the single-process reference, max error %.3g "
+          "of the bound"
           % (m, n, k, p, mpi4py.__version__, err.max()))
     return 0
 
@@ -97,12 +104,12 @@ def main():
     m, n, k = (int(x) for x in sys.argv[1:4]) if len(sys.argv) == 4 else (96, 80, 112)
 
     with gpubuf.open() as ctx:
-        def alloc(rows, cols):
+        def alloc(rows, cols, align=UNPADDED):
             # A zero-row block still gets a valid one-row allocation.
-            return ctx.zeros((max(rows, 1), cols), "float64", align=ROW_ALIGN)
+            return ctx.zeros((max(rows, 1), cols), "float64", align=align)
 
         mr, m0 = block_rows(m, p, rank), block_start(m, p, rank)
-        a, c = alloc(mr, k), alloc(mr, n)
+        a, c = alloc(mr, k, ROW_ALIGN), alloc(mr, n)
         b = [alloc(block_rows(k, p, 0), n), alloc(block_rows(k, p, 0), n)]
 
         np.asarray(a)[:mr] = a_elem(np.arange(m0, m0 + mr)[:, None], np.arange(k)[None, :])
@@ -128,15 +135,11 @@ def main():
                 rows = block_rows(m, p, r)
                 if rows:
                     dst = whole[block_start(m, p, r):block_start(m, p, r) + rows, 0:n]
-                    msg, t = message(dst)
-                    comm.Recv(msg, source=r, tag=99)
-                    t.Free()
+                    comm.Recv(message(dst), source=r, tag=99)
             np.asarray(whole)[:mr] = np.asarray(c)[:mr]
             bad = check(whole[0:m, 0:n], m, n, k, p)
         elif mr:
-            msg, t = message(c, mr)
-            comm.Send(msg, dest=0, tag=99)
-            t.Free()
+            comm.Send(message(c, mr), dest=0, tag=99)
         bad = comm.bcast(bad, root=0)
     return bad
 

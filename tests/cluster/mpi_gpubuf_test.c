@@ -6,14 +6,24 @@
  * ranks' checks, and a failing rank says why on a "#" line.
  *
  *   mpi-gpubuf-test            two-sided, derived-datatype, one-sided and
- *                              zero-copy (pinned pages) checks
+ *                              zero-copy (held_bytes) checks
  *   mpi-gpubuf-test --pfnmap   the control: a PFNMAP mapping sent the same
  *                              way (its own mpirun, in case UCX aborts)
  *   mpi-gpubuf-test --host     make check's short run: two ranks on one
  *                              machine, memfd buffers, UCX's shared-memory
  *                              and TCP transports; no RDMA, so no zero-copy
  *                              check (the two guests' run has it)
+ *   mpi-gpubuf-test --zero-copy [--uncached]
+ *                              the zero-copy check alone (the guests run it
+ *                              again with UCX_RNDV_SCHEME=get_zcopy); with
+ *                              --uncached, UCX runs with its registration
+ *                              caches off and nothing may stay held: the
+ *                              control that shows the check can fail
+ *
+ * Every mode but --pfnmap needs the pack counter (ucx_pack_count.c)
+ * preloaded: mpirun -x LD_PRELOAD=.../ucx-pack-count.so.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
 #include <mpi.h>
@@ -65,6 +75,44 @@ static int result(int local_ok, const char *fmt, ...)
 		fflush(stdout);
 	}
 	return all;
+}
+
+/*
+ * The pack counter (ucx_pack_count.c, preloaded): the bytes that UCX's
+ * generic datatypes made the CPU pack and unpack on this rank since the
+ * last call. Returns 0, saying why, when the counter is not there.
+ */
+static int pack_delta(unsigned long long *packed, unsigned long long *unpacked)
+{
+	static unsigned long long seen_packed, seen_unpacked;
+	void (*count)(unsigned long long counts[3]);
+	unsigned long long c[3];
+
+	*(void **)&count = dlsym(RTLD_DEFAULT, "ucx_pack_count");
+	if (!count) {
+		diag("the pack counter is not preloaded (LD_PRELOAD=.../ucx-pack-count.so)");
+		return 0;
+	}
+	count(c);
+	*packed = c[1] - seen_packed;
+	*unpacked = c[2] - seen_unpacked;
+	seen_packed = c[1];
+	seen_unpacked = c[2];
+	return 1;
+}
+
+/* The messages since the last check were contiguous: the CPU packed nothing. */
+static void packed_nothing(const char *what)
+{
+	unsigned long long packed, unpacked;
+	int ok = pack_delta(&packed, &unpacked);
+
+	if (ok && (packed || unpacked)) {
+		diag("%s: the CPU packed %llu and unpacked %llu bytes (UCX generic datatypes)",
+		     what, packed, unpacked);
+		ok = 0;
+	}
+	result(ok, "pack counter: %s needed no packing, 0 bytes packed or unpacked by the CPU through UCX generic datatypes", what);
 }
 
 static uint8_t pattern(size_t i, int from, int seed)
@@ -150,9 +198,13 @@ static void two_sided(size_t len, const char *kind)
 }
 
 /*
- * A 64 x 48 f64 tile of a padded matrix sent as an MPI vector type straight
- * from the view into a sub-view of the peer's matrix with another ld;
- * everything outside the tile keeps its signalling NaN.
+ * A 64 x 48 f64 tile of a padded matrix sent as an MPI vector type from the
+ * view into a sub-view of the peer's matrix with another ld; everything
+ * outside the tile keeps its signalling NaN. A correctness test, not a
+ * zero-copy one: a datatype with gaps is not sent in place. Open MPI 4.1's
+ * pml_ucx hands it to UCX as a generic datatype, and the CPU packs the
+ * tile's 24,576 bytes on the sender and unpacks them on the receiver
+ * (tile_packed() checks that count, which shows the pack counter works).
  */
 static void matrix_tile(void)
 {
@@ -212,6 +264,26 @@ static void matrix_tile(void)
 	result(ok, "a 64x48 f64 sub-view of a matrix with ld 96 sent as an MPI vector type into a sub-view of one with ld 128, padding untouched");
 }
 
+/* The tile above went through UCX's generic datatype: packed, then unpacked. */
+static void tile_packed(void)
+{
+	const unsigned long long bytes = 64 * 48 * sizeof(double);
+	unsigned long long packed, unpacked;
+	int ok = pack_delta(&packed, &unpacked);
+
+	if (ok) {
+		printf("# rank %d: measured: the tile: the CPU packed %llu and unpacked %llu bytes\n",
+		       rank, packed, unpacked);
+		if (packed != (rank ? 0 : bytes) || unpacked != (rank ? bytes : 0)) {
+			diag("expected %llu bytes %s, nothing else", bytes,
+			     rank ? "unpacked" : "packed");
+			ok = 0;
+		}
+	}
+	result(ok, "pack counter: the tile's vector type (a datatype with gaps) was packed by the CPU: %llu bytes on the sender, unpacked on the receiver",
+	       bytes);
+}
+
 /* MPI_Put, MPI_Get and MPI_Accumulate on windows over gpubuf buffers. */
 static void one_sided(void)
 {
@@ -268,13 +340,6 @@ static void one_sided(void)
 	gpubuf_unref(lbuf);
 }
 
-/*
- * Zero copy: UCX's rendezvous moves a large message with RDMA straight out
- * of (and into) registered user memory, and ibv_reg_mr pins it with
- * FOLL_LONGTERM; a bounce through UCX's own buffers would pin nothing new.
- * So each rank's pinned-page count must rise by at least the buffer's pages
- * while it is registered (UCX keeps it in its registration cache).
- */
 /* UCX's first rendezvous may register memory of its own: not counted. */
 static struct gpubuf *warm_up(void)
 {
@@ -289,11 +354,28 @@ static struct gpubuf *warm_up(void)
 	return warm;
 }
 
-static void zero_copy_pins(void)
+/*
+ * Zero copy: UCX's rendezvous moves a large message by RDMA straight out
+ * of (and into) registered user memory, and keeps the registration (an
+ * MR, which pins the pages) in its cache after the transfer. gpubuf's own
+ * signal shows it: a buffer released while an MR still pins its pages is
+ * held by the module and counted in held_bytes (kmod/gpubuf_held.c). So
+ * after a fresh 32 MiB gpubuf buffer has been sent, gpubuf_unref() must
+ * raise held_bytes by exactly its size on both ranks; a copy through UCX's
+ * own buffers would leave it unchanged. The pinned-page count in
+ * /proc/vmstat is printed, not asserted: it is machine-wide, and UCX's
+ * bounce buffers move it too (the PFNMAP control below).
+ *
+ * uncached: UCX runs with its registration caches off (node.sh's control),
+ * so the MRs are gone after the transfer and nothing may be held.
+ */
+static void zero_copy_held(int uncached)
 {
 	const size_t len = 32 * MIB, pages = len / 4096;
 	struct gpubuf *warm = warm_up(), *buf;
-	long long before, during, after;
+	unsigned long long held_before, held_after;
+	long long pins_before, pins_during;
+	long long want = uncached ? 0 : (long long)len, rose;
 	int ok = 1;
 	uint8_t *p;
 
@@ -301,33 +383,41 @@ static void zero_copy_pins(void)
 	p = gpubuf_ptr(buf);
 	if (rank == 0)
 		fill(p, len, 0, 5);
-	before = gb_pins_now();
+	pins_before = gb_pins_now();
 	if (rank == 0)
 		MPI_Send(p, (int)len, MPI_BYTE, 1, 2, MPI_COMM_WORLD);
 	else
 		MPI_Recv(p, (int)len, MPI_BYTE, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 	MPI_Barrier(MPI_COMM_WORLD);
-	during = gb_pins_now();
+	pins_during = gb_pins_now();
 	if (rank == 1)
 		ok &= holds(p, len, 0, 5, "zero-copy message");
-	if (before < 0) {
-		diag("no nr_foll_pin_* counters in /proc/vmstat");
-		ok = 0;
-	} else if (during - before < (long long)pages) {
-		diag("pinned pages rose by %lld during the %zu-page transfer: not registered in place",
-		     during - before, pages);
-		ok = 0;
-	}
-	printf("# rank %d: measured: pinned pages +%lld while a %zu-page gpubuf buffer was sent (%s)\n",
-	       rank, during - before, pages, rank ? "receiver" : "sender");
+	printf("# rank %d: measured: pinned pages %+lld (machine-wide) while a %zu-page gpubuf buffer was sent (%s)\n",
+	       rank, pins_during - pins_before, pages, rank ? "receiver" : "sender");
+
+	/* No MPI call between the two reads: the difference is buf's. */
+	held_before = gb_stat("held_bytes");
 	gpubuf_unref(buf);
+	held_after = gb_stat("held_bytes");
+	rose = (long long)(held_after - held_before);
+	if (held_before == ~0ULL || held_after == ~0ULL) {
+		diag("no " GPUBUF_SYSFS "held_bytes to read");
+		ok = 0;
+	} else {
+		printf("# rank %d: measured: held_bytes %llu -> %llu (%+lld) at gpubuf_unref() of the 32 MiB buffer (%s)\n",
+		       rank, held_before, held_after, rose, rank ? "receiver" : "sender");
+		if (rose != want) {
+			diag("held_bytes rose by %lld at the free, expected %lld", rose, want);
+			ok = 0;
+		}
+	}
+	fflush(stdout);
 	gpubuf_unref(warm);
 	MPI_Barrier(MPI_COMM_WORLD);
-	after = gb_pins_now();
-	printf("# rank %d: measured: pinned pages %+lld against the start after the buffer was freed\n",
-	       rank, after - before);
-	fflush(stdout);
-	result(ok, "zero copy: a 32 MiB gpubuf message was registered in place on both ranks (pinned pages rose by its 8192 pages)");
+	if (uncached)
+		result(ok, "zero copy, control: with UCX's registration caches off, freeing the 32 MiB buffer after its message left nothing held (held_bytes +0 on both ranks)");
+	else
+		result(ok, "zero copy: the 32 MiB gpubuf message was registered in place on both ranks (held_bytes rose by exactly its 32 MiB at gpubuf_unref() while UCX's cache kept the MR)");
 }
 
 /*
@@ -396,6 +486,8 @@ int main(int argc, char **argv)
 {
 	int pfnmap = argc > 1 && !strcmp(argv[1], "--pfnmap");
 	int host = argc > 1 && !strcmp(argv[1], "--host");
+	int zero_copy = argc > 1 && !strcmp(argv[1], "--zero-copy");
+	int uncached = zero_copy && argc > 2 && !strcmp(argv[2], "--uncached");
 	enum gpubuf_backend want = host ? GPUBUF_BACKEND_MEMFD : GPUBUF_BACKEND_MODULE;
 	int size, rc;
 
@@ -404,7 +496,7 @@ int main(int argc, char **argv)
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (rank == 0)
-		printf("1..%d\n", pfnmap ? 3 : host ? 12 : 13);
+		printf("1..%d\n", pfnmap || zero_copy ? 3 : host ? 15 : 17);
 	rc = gpubuf_open(&ctx, 0);
 	if (!result(size == 2 && rc == 0 && gpubuf_backend(ctx) == want,
 		    "two ranks, each with %s buffers (%d ranks, gpubuf_open: %s)",
@@ -412,6 +504,9 @@ int main(int argc, char **argv)
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	if (pfnmap) {
 		pfnmap_control();
+	} else if (zero_copy) {
+		zero_copy_held(uncached);
+		packed_nothing("the contiguous 2 MiB and 32 MiB messages");
 	} else {
 		static const size_t small[] = { 1, 100, 4096, 8193 };
 		static const size_t large[] = { MIB + 7, 4 * MIB + 3, 16 * MIB + 5 };
@@ -421,13 +516,21 @@ int main(int argc, char **argv)
 			two_sided(small[i], "small: eager");
 		for (i = 0; i < sizeof(large) / sizeof(large[0]); i++)
 			two_sided(large[i], "large: rendezvous");
+		packed_nothing("the 14 contiguous send/recv messages above");
 		matrix_tile();
+		tile_packed();
 		one_sided();
+		packed_nothing("MPI_Put, MPI_Get and MPI_Accumulate");
 		/* No RDMA on one machine: the guests' run checks zero copy. */
-		if (!host)
-			zero_copy_pins();
+		if (!host) {
+			zero_copy_held(0);
+			packed_nothing("the contiguous 2 MiB and 32 MiB messages");
+		}
 	}
 	gpubuf_close(ctx);
 	MPI_Finalize();
+	if (!pfnmap && !host)
+		printf("# rank %d: measured: held_bytes %llu after MPI_Finalize\n",
+		       rank, gb_stat("held_bytes"));
 	return 0;
 }

@@ -10,6 +10,7 @@
 #   node.sh net N         address 10.77.0.N, rxe0, the peer answers ping
 #   node.sh serve         node2: serve gb-rsh until node1 says stop
 #   node.sh mpi NAME ARGS node1: mpirun across both guests, the program's TAP
+#                         (ARGS: mpirun options, then the program)
 #   node.sh protocol      node1: UCX's protocol thresholds and lanes on rxe0
 #   node.sh gemm c|py     node1: examples/mpi_gemm.c or .py across both guests
 #   node.sh bench         node1: gpubuf-bench rdma and ib_write_bw against node2
@@ -98,7 +99,9 @@ gid_index() {
 # every packet whose GRH destination GID does not match where it expects
 # it, which rxe's RoCE v2 IPv4 packets never do here (measured: the UD
 # endpoint times out; ibv_ud_pingpong works): UCX_UD_ETH_DGID_CHECK=n.
-# As root in the guest, hence --allow-run-as-root.
+# As root in the guest, hence --allow-run-as-root. Every rank runs with
+# the pack counter preloaded (ucx_pack_count.c): the bytes UCX's generic
+# datatypes made the CPU pack, which the programs and gemm check.
 mpirun_both() {
 	timeout 600 /gpubuf/host-run /usr/bin/mpirun --allow-run-as-root -np 2 \
 		--host 10.77.0.1:1,10.77.0.2:1 \
@@ -106,7 +109,7 @@ mpirun_both() {
 		--mca oob_tcp_if_include 10.77.0.0/24 \
 		--mca pml ucx --mca osc ucx --mca btl self \
 		--mca pml_ucx_tls any --mca pml_ucx_devices any \
-		-x GPUBUF_BACKEND=module -x GB_RSH_PORT \
+		-x GPUBUF_BACKEND=module -x GB_RSH_PORT -x LD_PRELOAD="$bin/ucx-pack-count.so" \
 		-x UCX_NET_DEVICES=rxe0:1 -x UCX_TLS=rc_verbs,ud_verbs,self \
 		-x UCX_IB_GID_INDEX="$(gid_index)" -x UCX_UD_ETH_DGID_CHECK=n \
 		"$@"
@@ -132,7 +135,7 @@ mpi() {
 # (ucx_info -e: an endpoint to itself on the same transports; Debian's UCX
 # keeps no statistics and logs nothing below warnings): messages above the
 # rendezvous threshold go by the RMA bandwidth lanes, RDMA straight out of
-# and into registered user memory. 41-mpi's pinned-page counts show that
+# and into registered user memory. 41-mpi's held_bytes check shows that
 # this happened to the gpubuf buffers.
 protocol() {
 	echo "1..2"
@@ -155,6 +158,8 @@ protocol() {
 # The distributed GEMM example across both guests, checked by rank 0
 # against a single-process reference: gemm c (examples/mpi_gemm.c) or
 # gemm py (examples/mpi_gemm.py with mpi4py, NumPy and the extension).
+# Its messages are contiguous memory: the pack counter's exit lines (one
+# per rank) must add up to 0 bytes packed and unpacked.
 gemm() {
 	case $1 in
 	c) name=examples/mpi_gemm.c; set -- "$bin/mpi-gemm" ;;
@@ -163,14 +168,22 @@ gemm() {
 			/usr/bin/python3 /gpubuf/cluster/mpi_gemm.py ;;
 	esac
 	need_peer "$name" || return
-	echo "1..1"
+	echo "1..2"
 	out=$(mpirun_both "$@" 256 192 320 2>&1)
 	rc=$?
-	echo "$out" | sed 's/^/# /'
+	echo "$out" | sed 's/^\([^#]\)/# \1/'
 	if [ $rc = 0 ] && echo "$out" | grep -q 'matches the single-process reference'; then
 		echo "ok 1 - $name: 256x192x320 GEMM on two guests matches the reference"
 	else
 		echo "not ok 1 - $name: 256x192x320 GEMM on two guests matches the reference (exit $rc)"
+	fi
+	# shellcheck disable=SC2046
+	set -- $(echo "$out" | awk '/^# ucx-pack-count: pid /{n++; p += $9; u += $12}
+		END {print n + 0, p + 0, u + 0}')
+	if [ "$1" = 2 ] && [ "$2" = 0 ] && [ "$3" = 0 ]; then
+		echo "ok 2 - $name: its messages are contiguous memory, 0 bytes packed or unpacked by the CPU through UCX generic datatypes (pack counter, 2 ranks)"
+	else
+		echo "not ok 2 - $name: its messages are contiguous memory, 0 bytes packed or unpacked by the CPU through UCX generic datatypes (pack counter: $1 of 2 ranks reported, $2 bytes packed, $3 unpacked)"
 	fi
 }
 

@@ -5,9 +5,11 @@
 # UDP socket netdev on 127.0.0.1 and nothing else. node1 starts Debian's
 # Open MPI across both (gb-rsh as the rsh agent, tests/cluster/gb_rsh.c),
 # UCX moves the messages over rxe. Suites (tests/cluster/node.sh):
-#   node1: 40-net, 41-mpi (two-sided, one-sided, zero copy), 42-ucx-protocol,
-#          43-pfnmap-control, 44-mpi-gemm (C), 44-mpi-gemm-py (mpi4py),
-#          45-rdma-bench, 49-stop
+#   node1: 40-net, 41-mpi (two-sided, datatype, one-sided, zero copy, pack
+#          counts), 41-mpi-get-zcopy (zero copy with UCX_RNDV_SCHEME=get_zcopy),
+#          41-mpi-uncached (zero copy's control: UCX's registration caches off),
+#          42-ucx-protocol, 43-pfnmap-control, 44-mpi-gemm (C),
+#          44-mpi-gemm-py (mpi4py), 45-rdma-bench, 49-stop
 #   node2: 40-net, 41-serve
 # Prints both guests' TAP (prefixed node1:/node2:) and
 # "N passed, N failed, N skipped" last; exits 1 on any failure.
@@ -51,6 +53,10 @@ suite() { # NODE NAME NODE.SH-ARGS...
 b=/gpubuf/cluster/bin
 suite node1 40-net net 1
 suite node1 41-mpi mpi 41-mpi $b/mpi-gpubuf-test
+suite node1 41-mpi-get-zcopy mpi 41-mpi-get-zcopy -x UCX_RNDV_SCHEME=get_zcopy \
+	$b/mpi-gpubuf-test --zero-copy
+suite node1 41-mpi-uncached mpi 41-mpi-uncached -x UCX_RCACHE_ENABLE=n -x UCX_IB_REG_METHODS=direct \
+	$b/mpi-gpubuf-test --zero-copy --uncached
 suite node1 42-ucx-protocol protocol
 suite node1 43-pfnmap-control mpi 43-pfnmap-control $b/mpi-gpubuf-test --pfnmap
 suite node1 44-mpi-gemm gemm c
@@ -84,7 +90,7 @@ boot node2 $((port + 1)) "$port" &
 boot node1 "$port" $((port + 1))
 wait
 # What the suites measured, from node1's console.
-grep -E '^# (rank [01]: measured|gpubuf-bench|mpi_gemm|ib_write_bw)' \
+grep -E '^# (rank [01]: measured|ucx-pack-count|gpubuf-bench|mpi_gemm|ib_write_bw)' \
 	"$out/vm-node1/console.txt" 2>/dev/null || true
 cat "$out/results/node1.tap" "$out/results/node2.tap"
 echo "# wall time $(($(date +%s) - start)) s (both guests: boot, suites, dmesg check)"
