@@ -12,9 +12,11 @@
 #                   example, gpubuf-bench rdma and perftest's ib_write_bw
 #   make stress     gpubuf_stress in the QEMU guest: 8 threads for
 #                   STRESS_MINUTES (default 5) or STRESS_SECONDS of alloc, mmap,
-#                   sync, vgem import, fork and free, rmmod attempts and a
-#                   memory-limited cgroup
-#   make fuzz       the ioctl and syscall fuzzer in the QEMU guest: FUZZ_CALLS
+#                   sync, vgem import, fork and free, rmmod attempts, a
+#                   memory-limited cgroup, and the reserve resized, holding
+#                   pinned chunks and shrunk by the kernel's reclaim
+#   make fuzz       the ioctl and syscall fuzzer in the QEMU guest, the reserve
+#                   resized, shrunk and holding pinned chunks: FUZZ_CALLS
 #                   (1000000), FUZZ_SEED, FUZZ_THREADS (4); FUZZ_SYSROOT=DIR
 #                   boots the kernel of a root file system instead (e.g. the
 #                   debug kernel's /var/tmp/gpubuf-debug-kernel/root)

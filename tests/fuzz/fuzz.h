@@ -34,6 +34,8 @@ enum fz_sc {
 	SC_SOCK,	/* sendmsg/recvmsg with SCM_RIGHTS */
 	SC_FORK,	/* fork, waitpid */
 	SC_OTHER,	/* pipes, memfds, eventfds, sysfs */
+	SC_RESERVE,	/* reserve_bytes, drop_caches, the reserve's counters */
+	SC_PIN,		/* gpubuf_pinprobe: open, PIN_HOLD, HELD_SUM, close */
 	SC_COUNT
 };
 
@@ -42,6 +44,11 @@ enum fz_sc {
 #define FZ_MAX_OTHER	12
 #define FZ_MAX_HANDLES	16
 #define FZ_ARG_BYTES	16384	/* largest size an ioctl number can carry */
+#define FZ_MAX_HOLDS	2	/* buffers a thread keeps pinned after release */
+#define FZ_CHUNK	(2ULL << 20)	/* the reserve's chunk, a 2 MiB page */
+
+#define FZ_SYSFS	"/sys/class/misc/gpubuf/"
+#define FZ_PARAMS	"/sys/module/gpubuf/parameters/"
 
 struct fz_buf {
 	int fd;
@@ -63,6 +70,33 @@ struct fz_handle {
 	uint32_t handle;
 	uint64_t size;		/* 0: a vgem dumb buffer's, not imported */
 	unsigned int buf_id;
+};
+
+/*
+ * A released buffer whose pages gpubuf_pinprobe still pins (PIN_HOLD), as
+ * an RDMA MR or a CUDA registration keeps them: its chunks are held.
+ */
+struct fz_hold {
+	int probe;		/* the pinprobe fd holding the pin */
+	uint64_t addr;		/* where it was mapped: HELD_SUM wants it */
+	uint64_t size;
+	uint64_t sum;		/* what HELD_SUM must still read */
+};
+
+/* What a thread did to the reserve and to held chunks: the run's proof. */
+struct fz_rsv_stats {
+	long take_bufs;		/* fresh buffers INFO said the reserve lent to */
+	long take_chunks;	/* 2 MiB chunks the reserve lent them */
+	long resizes;		/* reserve_bytes writes accepted */
+	long resize_zero;	/* of them to 0 */
+	long resize_over;	/* of them above half of RAM (clamped) */
+	long resize_refused;	/* not numbers: EINVAL or ERANGE, as they must */
+	long shrinks;		/* drop_caches writes (every shrinker runs) */
+	long shrunk;		/* of them, reserve_shrunk_bytes grew across */
+	long held_releases;	/* buffers released while pinned */
+	long held_seen;		/* held_buffers > 0 read right after */
+	long unpins;		/* pins dropped, their data checked first */
+	long counter_reads;	/* consistency checks of the counters */
 };
 
 /* Counters a forked child adds to: one MAP_SHARED page per thread. */
@@ -90,6 +124,9 @@ struct fz_thread {
 	struct fz_map maps[FZ_MAX_MAPS];
 	int other[FZ_MAX_OTHER];
 	struct fz_handle handles[FZ_MAX_HANDLES];
+	int nholds;
+	struct fz_hold holds[FZ_MAX_HOLDS];
+	struct fz_rsv_stats rsv;
 	/* ioctl arguments: a page, then a guard page that is never mapped */
 	unsigned char *arg;
 	unsigned char *arg_ro;	/* a read-only page (copy-out fails) */
@@ -105,6 +142,7 @@ struct fz_config {
 	uint64_t max_total_bytes;
 	unsigned long long online_nodes;	/* bit per online node, < 64 */
 	unsigned long long memory_nodes;
+	uint64_t half_ram;		/* the most reserve_bytes takes */
 	int *socks;			/* sending end of each thread's socket */
 	long page;
 };
@@ -204,5 +242,12 @@ void fz_thread_cleanup(struct fz_thread *t);
 /* fuzz_vgem.c: vgem import, export, mapping and GEM close */
 void fz_op_vgem(struct fz_thread *t);
 int fz_vgem_open(struct fz_thread *t);
+
+/* fuzz_reserve.c: the reserve of 2 MiB pages and held chunks */
+void fz_op_reserve(struct fz_thread *t);
+void fz_op_hold(struct fz_thread *t);
+void fz_reserve_note_alloc(struct fz_thread *t, int fd);
+void fz_hold_release_all(struct fz_thread *t);
+int fz_sysfs_read(struct fz_thread *t, const char *path, uint64_t *v);
 
 #endif /* GPUBUF_FUZZ_H */

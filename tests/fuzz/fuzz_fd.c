@@ -480,6 +480,7 @@ void fz_thread_cleanup(struct fz_thread *t)
 {
 	struct drm_gem_close c = { 0 };
 
+	fz_hold_release_all(t);
 	while (t->nmaps) {
 		fz_sys(t, SC_MUNMAP, munmap(t->maps[0].addr, t->maps[0].len));
 		fz_map_drop(t, 0);

@@ -331,6 +331,8 @@ void fz_op_alloc(struct fz_thread *t)
 	}
 	memcpy(&out, uarg, sizeof(out));
 	fz_alloc_verify(t, &req, &out, usize, uarg);
+	if (out.size >= FZ_CHUNK)
+		fz_reserve_note_alloc(t, out.fd);
 	if (fz_buf_add(t, out.fd, out.size,
 		       (req.fd_flags & O_ACCMODE) == O_RDWR, 0) < 0)
 		fz_sys(t, SC_CLOSE, close(out.fd));

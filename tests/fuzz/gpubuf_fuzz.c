@@ -4,8 +4,12 @@
  * fds, run as root in the test guest. Several threads each run a seeded
  * random mix of the operations in fuzz_*.c until together they made the
  * requested number of syscalls; then everything is closed and the
- * module's counters must return to zero. Prints TAP; the seed printed
- * first repeats the run's choices (thread interleaving aside).
+ * module's counters must return to zero. The reserve of 2 MiB pages is on
+ * from the start and resized, shrunk and lent to held chunks all along
+ * (fuzz_reserve.c); at the end nothing is held or lent, the reserve
+ * fills and empties on request, and the run must have taken from it.
+ * Prints TAP; the seed printed first repeats the run's choices (thread
+ * interleaving aside).
  *
  * Usage: gpubuf_fuzz [--calls N] [--seed S] [--threads T]
  */
@@ -21,14 +25,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../testmod/gpubuf_pinprobe.h"
 #include "fuzz.h"
 
-#define FZ_SYSFS	"/sys/class/misc/gpubuf/"
-#define FZ_PARAMS	"/sys/module/gpubuf/parameters/"
 /* Small limits make EFBIG and ENOSPC cheap and keep the guest's RAM safe. */
 #define FZ_MAX_BUFFER	(4ULL << 20)
 #define FZ_MAX_TOTAL	(96ULL << 20)
 #define FZ_MAX_PRINTED	30
+/* The reserve at the start, so that the first large buffers take from it. */
+#define FZ_RESERVE_START	(32ULL << 20)
+/* What the end check fills it to, and empties it from. */
+#define FZ_RESERVE_CHECK	(16ULL << 20)
 
 struct fz_config fz_cfg;
 static int fz_printed;
@@ -41,6 +48,7 @@ static const char *const fz_sc_names[SC_COUNT] = {
 	[SC_DMABUF] = "dmabuf-name/syncfile", [SC_FILEOP] = "fileop",
 	[SC_VGEM] = "vgem", [SC_CLOSE] = "close", [SC_DUP] = "dup",
 	[SC_SOCK] = "scm-rights", [SC_FORK] = "fork/wait", [SC_OTHER] = "other",
+	[SC_RESERVE] = "reserve/drop_caches", [SC_PIN] = "pinprobe",
 };
 
 const char *fz_sc_name(enum fz_sc sc)
@@ -101,7 +109,7 @@ static const struct fz_op fz_ops[] = {
 	{ fz_op_touch, 6 }, { fz_op_sync, 6 }, { fz_op_dmabuf_misc, 3 },
 	{ fz_op_fileop, 5 }, { fz_op_vgem, 7 }, { fz_op_close, 7 },
 	{ fz_op_dup, 2 }, { fz_op_other_fd, 2 }, { fz_op_send, 3 },
-	{ fz_op_recv_any, 3 },
+	{ fz_op_recv_any, 3 }, { fz_op_reserve, 1 }, { fz_op_hold, 1 },
 };
 
 static long fz_thread_calls(const struct fz_thread *t)
@@ -259,6 +267,52 @@ static int fz_counters_zero(uint64_t *buffers, uint64_t *bytes)
 	return 0;
 }
 
+/* Wait up to 60 s for both files to read 0; 1 when they did. */
+static int fz_wait_zero(const char *a, uint64_t *va, const char *b, uint64_t *vb)
+{
+	int i;
+
+	for (i = 0; i < 600; i++) {
+		if (fz_read_u64(a, va) || fz_read_u64(b, vb))
+			return 0;
+		if (!*va && !*vb)
+			return 1;
+		usleep(100 * 1000);
+	}
+	return 0;
+}
+
+/*
+ * Once nothing is lent or held: the last zeroing finishes, the reserve has
+ * no more than reserve_bytes, fills to a new size and empties at 0.
+ * 1 when all of it held; @why says what was seen.
+ */
+static int fz_reserve_settles(char *why, size_t len)
+{
+	uint64_t used, zeroing, ready = ~0ULL, target = ~0ULL, filled = ~0ULL;
+	uint64_t left = ~0ULL, left_zeroing = ~0ULL;
+	int ok;
+
+	ok = fz_wait_zero(FZ_SYSFS "reserve_used_bytes", &used,
+			  FZ_SYSFS "reserve_zeroing_bytes", &zeroing);
+	ok &= !fz_read_u64(FZ_SYSFS "reserve_ready_bytes", &ready) &&
+	      !fz_read_u64(FZ_PARAMS "reserve_bytes", &target) &&
+	      ready <= target;
+	ok &= !fz_write_u64(FZ_PARAMS "reserve_bytes", FZ_RESERVE_CHECK) &&
+	      !fz_read_u64(FZ_SYSFS "reserve_ready_bytes", &filled) &&
+	      filled == FZ_RESERVE_CHECK;
+	ok &= !fz_write_u64(FZ_PARAMS "reserve_bytes", 0) &&
+	      !fz_read_u64(FZ_SYSFS "reserve_ready_bytes", &left) &&
+	      !fz_read_u64(FZ_SYSFS "reserve_zeroing_bytes", &left_zeroing) &&
+	      !left && !left_zeroing;
+	snprintf(why, len, "used %llu, zeroing %llu, ready %llu of reserve_bytes %llu; filled to %llu of %llu; at 0: %llu ready, %llu zeroing",
+		 (unsigned long long)used, (unsigned long long)zeroing,
+		 (unsigned long long)ready, (unsigned long long)target,
+		 (unsigned long long)filled, FZ_RESERVE_CHECK,
+		 (unsigned long long)left, (unsigned long long)left_zeroing);
+	return ok;
+}
+
 static void fz_usage(const char *prog)
 {
 	fprintf(stderr, "usage: %s [--calls N] [--seed S] [--threads T]\n", prog);
@@ -291,14 +345,19 @@ static void fz_parse_args(int argc, char **argv)
 }
 
 static void fz_report_calls(const struct fz_thread *ts, const struct fz_thread *main_t,
-			    long *total, long *violations, long *touches)
+			    long *total, long *violations, long *touches,
+			    struct fz_rsv_stats *rsv)
 {
 	long calls[SC_COUNT] = { 0 }, fails[SC_COUNT] = { 0 };
+	long *sum = (long *)rsv;
 	int i, j;
+	size_t k;
 
 	*total = *violations = *touches = 0;
+	memset(rsv, 0, sizeof(*rsv));
 	for (i = 0; i <= fz_cfg.threads; i++) {
 		const struct fz_thread *t = i < fz_cfg.threads ? &ts[i] : main_t;
+		const long *add = (const long *)&t->rsv;
 
 		for (j = 0; j < SC_COUNT; j++) {
 			calls[j] += t->calls[j];
@@ -306,6 +365,8 @@ static void fz_report_calls(const struct fz_thread *ts, const struct fz_thread *
 		}
 		*violations += t->violations;
 		*touches += t->touches;
+		for (k = 0; k < sizeof(*rsv) / sizeof(long); k++)
+			sum[k] += add[k];
 	}
 	printf("# syscalls by kind (failed):");
 	for (j = 0; j < SC_COUNT; j++) {
@@ -316,14 +377,43 @@ static void fz_report_calls(const struct fz_thread *ts, const struct fz_thread *
 	printf("\n# %ld loads/stores through mappings\n", *touches);
 }
 
+/* The number on the MemTotal line of /proc/meminfo, in bytes. */
+static uint64_t fz_mem_total(void)
+{
+	unsigned long long kb = 0;
+	char line[128];
+	FILE *f = fopen("/proc/meminfo", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemTotal: %llu", &kb) == 1)
+			break;
+	fclose(f);
+	return kb * 1024;
+}
+
+static void fz_report_reserve(const struct fz_rsv_stats *r, uint64_t shrunk)
+{
+	printf("# reserve: %ld chunks of 2 MiB taken from it by %ld buffers; %ld resizes (%ld to 0, %ld above half of RAM), %ld non-numbers refused; %ld drop_caches, %ld of them gave reserve pages back, reserve_shrunk_bytes +%llu MiB\n",
+	       r->take_chunks, r->take_bufs, r->resizes, r->resize_zero,
+	       r->resize_over, r->resize_refused, r->shrinks, r->shrunk,
+	       (unsigned long long)(shrunk >> 20));
+	printf("# held: %ld buffers released while pinned (%ld seen in held_buffers right after), %ld pins dropped after their data was checked; %ld reads of the reserve's counters checked\n",
+	       r->held_releases, r->held_seen, r->unpins, r->counter_reads);
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t old_max_buffer = 0, old_max_total = 0, buffers, bytes;
+	uint64_t old_reserve = 0, shrunk0 = 0, shrunk1 = 0, held, held_bufs;
 	struct fz_thread *ts, main_t;
+	struct fz_rsv_stats rsv;
 	pthread_t *tids;
 	long total, violations, touches;
 	struct timespec t0, t1;
-	int i, limits_set, zero;
+	int i, limits_set, zero, reserve_set, held_zero, settled, touched;
+	char why[256];
 
 	fz_parse_args(argc, argv);
 	/* Writes to pipes whose reader was closed: EPIPE, not death. */
@@ -332,7 +422,8 @@ int main(int argc, char **argv)
 	fz_cfg.page = sysconf(_SC_PAGESIZE);
 	fz_cfg.online_nodes = fz_node_mask("/sys/devices/system/node/online");
 	fz_cfg.memory_nodes = fz_node_mask("/sys/devices/system/node/has_memory");
-	printf("TAP version 13\n1..3\n");
+	fz_cfg.half_ram = fz_mem_total() / 2;
+	printf("TAP version 13\n1..6\n");
 	printf("# gpubuf_fuzz --calls %ld --seed %llu --threads %d\n",
 	       fz_cfg.calls, (unsigned long long)fz_cfg.seed, fz_cfg.threads);
 
@@ -345,6 +436,14 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	fz_read_u64(FZ_PARAMS "max_total_bytes", &fz_cfg.max_total_bytes);
+	reserve_set = !fz_read_u64(FZ_PARAMS "reserve_bytes", &old_reserve) &&
+		      !fz_write_u64(FZ_PARAMS "reserve_bytes", FZ_RESERVE_START);
+	fz_read_u64(FZ_SYSFS "reserve_shrunk_bytes", &shrunk0);
+	if (!reserve_set)
+		printf("# the reserve could not be set (reserve_bytes): results 5 and 6 fail\n");
+	if (access(PINPROBE_DEVICE_PATH, F_OK))
+		printf("# no %s (gpubuf_pinprobe.ko): no chunk can be held, result 6 fails\n",
+		       PINPROBE_DEVICE_PATH);
 	if (fz_read_u64(FZ_SYSFS "live_buffers", &buffers) ||
 	    fz_read_u64(FZ_SYSFS "live_bytes", &bytes))
 		buffers = bytes = ~0ULL;
@@ -394,7 +493,9 @@ int main(int argc, char **argv)
 	close(main_t.dev);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 
-	fz_report_calls(ts, &main_t, &total, &violations, &touches);
+	fz_report_calls(ts, &main_t, &total, &violations, &touches, &rsv);
+	fz_read_u64(FZ_SYSFS "reserve_shrunk_bytes", &shrunk1);
+	fz_report_reserve(&rsv, shrunk1 - shrunk0);
 	printf("# %ld syscalls in %.1f s\n", total,
 	       (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
 	printf("%s 1 - %ld calls made by %d threads (seed %llu)\n",
@@ -406,9 +507,25 @@ int main(int argc, char **argv)
 	printf("%s 3 - counters back to zero after everything was closed (live_buffers %llu, live_bytes %llu)\n",
 	       zero ? "ok" : "not ok", (unsigned long long)buffers,
 	       (unsigned long long)bytes);
+	held_zero = fz_wait_zero(FZ_SYSFS "held_bytes", &held,
+				 FZ_SYSFS "held_buffers", &held_bufs);
+	printf("%s 4 - nothing held once every pin was dropped (held_bytes %llu, held_buffers %llu)\n",
+	       held_zero ? "ok" : "not ok", (unsigned long long)held,
+	       (unsigned long long)held_bufs);
+	settled = reserve_set && fz_reserve_settles(why, sizeof(why));
+	printf("%s 5 - the reserve's counters add up once nothing is lent: it fills and empties on request (%s)\n",
+	       settled ? "ok" : "not ok", reserve_set ? why : "not set");
+	touched = rsv.take_bufs && rsv.resizes && rsv.shrinks &&
+		  rsv.held_releases && rsv.held_seen;
+	printf("%s 6 - the run took from the reserve (%ld chunks), resized it (%ld), shrank it (%ld drop_caches) and held pinned chunks (%ld, %ld seen held)\n",
+	       touched ? "ok" : "not ok", rsv.take_chunks, rsv.resizes,
+	       rsv.shrinks, rsv.held_releases, rsv.held_seen);
+	if (reserve_set)
+		fz_write_u64(FZ_PARAMS "reserve_bytes", old_reserve);
 	if (limits_set) {
 		fz_write_u64(FZ_PARAMS "max_buffer_bytes", old_max_buffer);
 		fz_write_u64(FZ_PARAMS "max_total_bytes", old_max_total);
 	}
-	return total >= fz_cfg.calls && !violations && zero ? 0 : 1;
+	return total >= fz_cfg.calls && !violations && zero && held_zero &&
+	       settled && touched ? 0 : 1;
 }

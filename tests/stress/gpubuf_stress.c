@@ -6,9 +6,14 @@
  * tries to unload gpubuf.ko all along, which must always be refused; a
  * process in a memory-limited cgroup fills it with buffers round after
  * round (ENOMEM, never an OOM kill) and now and then is deliberately
- * OOM-killed holding mapped and imported buffers. At the end every check
- * of the workers' data has passed, only the deliberate OOM kills happened,
- * the counters are back to zero and the module unloads and loads again.
+ * OOM-killed holding mapped and imported buffers; the reserve's keeper
+ * (stress_reserve.c) resizes the reserve of 2 MiB pages under the
+ * workers, holds pinned chunks of released buffers, and runs the machine
+ * short of memory until the reserve's shrinker gives pages back. At the
+ * end every check of the workers' data has passed, only the deliberate
+ * OOM kills happened, the workers took from the reserve, the counters are
+ * back to zero, nothing is held or lent, and the module unloads and loads
+ * again.
  *
  * Usage: gpubuf_stress [--seconds S] [--threads N] [--seed X]
  *   S defaults to $GPUBUF_STRESS_SECONDS, else 25. GPUBUF_KO names the
@@ -48,15 +53,51 @@ const char *const stress_count_names[SC_NR] = {
 	[SC_UNMAP] = "unmaps",
 	[SC_FREE] = "frees",
 	[SC_REOPEN] = "/dev/gpubuf reopens",
+	[SC_RSV_BUFS] = "of them from the reserve",
+	[SC_RSV_CHUNKS] = "2 MiB reserve pages lent",
 };
 
 static int stop_flag;
 static pthread_mutex_t print_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned long printed;
+/* Workers pause between steps while the reserve's keeper squeezes. */
+static int pause_flag, paused_workers, running_workers;
 
 int stress_stopping(void)
 {
 	return __atomic_load_n(&stop_flag, __ATOMIC_RELAXED);
+}
+
+void stress_worker_running(int delta)
+{
+	__atomic_add_fetch(&running_workers, delta, __ATOMIC_SEQ_CST);
+}
+
+/* Ask the workers to pause; return once all are between steps. */
+void stress_pause_workers(void)
+{
+	__atomic_store_n(&pause_flag, 1, __ATOMIC_SEQ_CST);
+	while (!stress_stopping() &&
+	       __atomic_load_n(&paused_workers, __ATOMIC_SEQ_CST) <
+	       __atomic_load_n(&running_workers, __ATOMIC_SEQ_CST))
+		usleep(10000);
+}
+
+void stress_resume_workers(void)
+{
+	__atomic_store_n(&pause_flag, 0, __ATOMIC_SEQ_CST);
+}
+
+/* A worker between two steps: wait here while a pause is asked for. */
+void stress_pause_point(void)
+{
+	if (!__atomic_load_n(&pause_flag, __ATOMIC_SEQ_CST))
+		return;
+	__atomic_add_fetch(&paused_workers, 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&pause_flag, __ATOMIC_SEQ_CST) &&
+	       !stress_stopping())
+		usleep(10000);
+	__atomic_sub_fetch(&paused_workers, 1, __ATOMIC_SEQ_CST);
 }
 
 uint64_t stress_rand(uint64_t *state)
@@ -151,15 +192,23 @@ static unsigned long load(const unsigned long *counter)
 static int quota_met(const struct stress_config *cfg,
 		     const struct stress_worker *w,
 		     const struct stress_rmmod *r,
-		     const struct stress_pressure *p, const char **missing)
+		     const struct stress_pressure *p,
+		     const struct stress_reserve *k, const char **missing)
 {
-	unsigned long verifies = 0;
+	unsigned long verifies = 0, takes = 0;
 	int i;
 
-	for (i = 0; i < cfg->threads; i++)
+	for (i = 0; i < cfg->threads; i++) {
 		verifies += load(&w[i].n[SC_VERIFY]);
+		takes += load(&w[i].n[SC_RSV_BUFS]);
+	}
 	*missing = !verifies ? "data check" :
 		   !load(&r->attempts) ? "rmmod attempt" :
+		   k->ready && !takes ? "buffer from the reserve" :
+		   k->ready && !load(&k->held_releases) ?
+			"buffer released while pinned" :
+		   k->ready && !load(&k->squeezes_shrunk) ?
+			"reserve shrunk under memory pressure" :
 		   !p->ready ? NULL :
 		   !load(&p->enomem_rounds) ? "fill round ended by the cgroup" :
 		   load(&p->oom_rounds) < (unsigned long)cfg->oom_rounds ?
@@ -278,10 +327,13 @@ int main(int argc, char **argv)
 {
 	struct stress_config cfg;
 	struct stress_pressure pressure = { .cfg = &cfg };
+	struct stress_reserve keeper = { .cfg = &cfg };
 	struct stress_rmmod rmmod = { 0 };
 	unsigned long long old_buffer, old_total, buffers, bytes;
 	unsigned long long kills_before, kills_after;
-	unsigned long fails = 0, forks = 0, verifies = 0;
+	unsigned long fails = 0, forks = 0, verifies = 0, takes = 0;
+	char why[320];
+	int settled, rsv_ret;
 	struct stress_worker *w;
 	int dev, anchor, i, ret;
 	double start, next_note;
@@ -289,7 +341,7 @@ int main(int argc, char **argv)
 
 	parse_args(argc, argv, &cfg);
 	ksft_print_header();
-	ksft_set_plan(8);
+	ksft_set_plan(10);
 	ksft_print_msg("%d threads, %d s, seed %#llx, max_buffer_bytes %llu MiB, max_total_bytes %llu MiB, cgroup memory.max %llu MiB, %d OOM rounds\n",
 		       cfg.threads, cfg.seconds, (unsigned long long)cfg.seed,
 		       cfg.max_buffer >> 20, cfg.max_total >> 20,
@@ -308,9 +360,12 @@ int main(int argc, char **argv)
 		ret = gb_set_param("max_total_bytes", cfg.max_total);
 	if (!ret)
 		ret = stress_pressure_setup(&pressure);
-	ksft_test_result(anchor >= 0 && !ret,
-			 "setup: a held buffer, the limits, cgroup %s (%s)\n",
-			 pressure.cg, ret ? strerror(-ret) : "ok");
+	rsv_ret = stress_reserve_setup(&keeper);
+	ksft_test_result(anchor >= 0 && !ret && !rsv_ret,
+			 "setup: a held buffer, the limits, cgroup %s (%s), reserve_bytes and %s (%s)\n",
+			 pressure.cg, ret ? strerror(-ret) : "ok",
+			 PINPROBE_DEVICE_PATH,
+			 rsv_ret ? strerror(-rsv_ret) : "ok");
 	kills_before = gb_cg_read_key("/proc", "vmstat", "oom_kill");
 
 	w = calloc(cfg.threads, sizeof(*w));
@@ -330,10 +385,13 @@ int main(int argc, char **argv)
 	if (pressure.ready &&
 	    pthread_create(&pressure.thread, NULL, stress_pressure_main, &pressure))
 		ksft_exit_fail_msg("pthread_create failed\n");
+	if (keeper.ready &&
+	    pthread_create(&keeper.thread, NULL, stress_reserve_main, &keeper))
+		ksft_exit_fail_msg("pthread_create failed\n");
 
 	next_note = start + 30;
 	while (now_s() < start + cfg.seconds ||
-	       (!quota_met(&cfg, w, &rmmod, &pressure, &missing) &&
+	       (!quota_met(&cfg, w, &rmmod, &pressure, &keeper, &missing) &&
 		now_s() < start + cfg.seconds + QUOTA_WAIT_S)) {
 		usleep(200000);
 		if (now_s() >= next_note) {
@@ -343,7 +401,7 @@ int main(int argc, char **argv)
 			next_note += 30;
 		}
 	}
-	if (!quota_met(&cfg, w, &rmmod, &pressure, &missing))
+	if (!quota_met(&cfg, w, &rmmod, &pressure, &keeper, &missing))
 		ksft_print_msg("after %.0f s still no %s: stopping anyway\n",
 			       now_s() - start, missing);
 	__atomic_store_n(&stop_flag, 1, __ATOMIC_RELAXED);
@@ -352,16 +410,26 @@ int main(int argc, char **argv)
 		fails += w[i].fails;
 		forks += w[i].n[SC_FORK];
 		verifies += w[i].n[SC_VERIFY];
+		takes += w[i].n[SC_RSV_BUFS];
 	}
 	pthread_join(rmmod.thread, NULL);
 	if (pressure.ready)
 		pthread_join(pressure.thread, NULL);
+	if (keeper.ready)
+		pthread_join(keeper.thread, NULL);
 	ksft_print_msg("ran %.1f s\n", now_s() - start);
 	print_counts(w, cfg.threads);
 	ksft_print_msg("rmmod attempts %lu; pressure rounds %lu: %lu ENOMEM (%lu also at mmap), %lu ENOSPC, %lu of %lu deliberate OOM kills\n",
 		       rmmod.attempts, pressure.rounds, pressure.enomem_rounds,
 		       pressure.map_enomem, pressure.enospc_rounds,
 		       pressure.oom_killed, pressure.oom_rounds);
+	ksft_print_msg("reserve: %lu resizes (%lu to 0, %lu above half of RAM), %lu non-numbers refused; %lu buffers released while pinned (%lu seen in held_bytes), %lu pins dropped after their data was checked; %lu squeezes (%llu MiB into the hugetlb pool, %llu MiB of anonymous memory at most), %lu of them made the shrinker give back %llu MiB, %lu skipped\n",
+		       keeper.resizes, keeper.resize_zero, keeper.over,
+		       keeper.resize_refused, keeper.held_releases,
+		       keeper.held_seen, keeper.unpins, keeper.squeezes,
+		       keeper.squeezed_huge >> 20, keeper.squeezed_anon >> 20,
+		       keeper.squeezes_shrunk, keeper.shrunk_bytes >> 20,
+		       keeper.squeezes_skipped);
 
 	ksft_test_result(!fails && verifies,
 			 "workers: every operation answered as documented and every data check passed (%lu verifies, %lu forks, %lu failures)\n",
@@ -381,6 +449,13 @@ int main(int argc, char **argv)
 	ksft_test_result(kills_after - kills_before == pressure.oom_killed,
 			 "no OOM kill but the deliberate ones (%llu in all)\n",
 			 kills_after - kills_before);
+	ksft_test_result(keeper.ready && !keeper.fails && takes &&
+			 keeper.resizes && keeper.held_releases &&
+			 keeper.unpins == keeper.held_releases &&
+			 keeper.squeezes_shrunk,
+			 "reserve: %lu resizes while the workers allocated, %lu buffers took from it, %lu released while pinned kept their data, the shrinker gave back %llu MiB under memory pressure (%lu failures)\n",
+			 keeper.resizes, takes, keeper.held_releases,
+			 keeper.shrunk_bytes >> 20, keeper.fails);
 
 	close(anchor);
 	close(dev);
@@ -391,6 +466,10 @@ int main(int argc, char **argv)
 	ksft_test_result(counters_drain(&buffers, &bytes),
 			 "live_buffers and live_bytes back to zero (%llu, %llu)\n",
 			 buffers, bytes);
+	settled = keeper.ready && stress_reserve_settles(&keeper, why, sizeof(why));
+	ksft_test_result(settled,
+			 "nothing held or lent at the end, and the reserve fills and empties on request (%s)\n",
+			 keeper.ready ? why : "no reserve");
 	unload_reload();
 	ksft_finished();
 }

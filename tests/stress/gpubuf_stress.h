@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The gpubuf stress test: worker threads, the rmmod prober and the process
- * in a memory-limited cgroup share these declarations.
+ * The gpubuf stress test: worker threads, the rmmod prober, the process
+ * in a memory-limited cgroup and the reserve's keeper share these
+ * declarations.
  */
 #ifndef GPUBUF_STRESS_H
 #define GPUBUF_STRESS_H
@@ -39,6 +40,8 @@ enum stress_count {
 	SC_UNMAP,
 	SC_FREE,
 	SC_REOPEN,
+	SC_RSV_BUFS,	/* fresh buffers the reserve lent 2 MiB pages to */
+	SC_RSV_CHUNKS,	/* the 2 MiB pages it lent them */
 	SC_NR
 };
 
@@ -94,7 +97,53 @@ struct stress_pressure {
 	unsigned long fails;
 };
 
+/* Buffers the reserve's keeper holds pinned past their release at most. */
+#define STRESS_HOLDS	4
+
+/* A released buffer that gpubuf_pinprobe still pins: its chunks are held. */
+struct stress_hold {
+	int probe;
+	uint64_t addr;
+	uint64_t size;
+	uint64_t sum;		/* what PINPROBE_OP_HELD_SUM must read */
+};
+
+/*
+ * The reserve's keeper: resizes reserve_bytes while the workers allocate,
+ * holds pinned chunks, and runs the machine short of memory now and then
+ * until the reserve's shrinker gives pages back.
+ */
+struct stress_reserve {
+	pthread_t thread;
+	const struct stress_config *cfg;
+	uint64_t rng;
+	int ready;			/* reserve_bytes and the pin probe exist */
+	unsigned long long old_reserve;	/* restored at the end */
+	unsigned long long half_ram;	/* the most reserve_bytes takes */
+	unsigned long long held_before;	/* held_bytes of others, at the start */
+	unsigned long resizes;
+	unsigned long resize_zero;	/* of them to 0 */
+	unsigned long resize_refused;	/* non-numbers, refused as they must */
+	unsigned long over;		/* above half of RAM, before a squeeze */
+	unsigned long held_releases;	/* buffers released while pinned */
+	unsigned long held_seen;	/* counted in held_bytes right after */
+	unsigned long unpins;		/* pins dropped, their data checked */
+	unsigned long squeezes;		/* rounds of memory pressure */
+	unsigned long squeezes_shrunk;	/* of them, the shrinker gave back */
+	unsigned long squeezes_skipped;	/* nothing free in the reserve */
+	unsigned long long shrunk_bytes;	/* given back during squeezes */
+	unsigned long long squeezed_huge;	/* taken into the hugetlb pool */
+	unsigned long long squeezed_anon;	/* anonymous memory, at most */
+	int nholds;
+	struct stress_hold holds[STRESS_HOLDS];
+	unsigned long fails;
+};
+
 int stress_stopping(void);
+void stress_pause_workers(void);
+void stress_resume_workers(void);
+void stress_pause_point(void);
+void stress_worker_running(int delta);
 uint64_t stress_rand(uint64_t *state);
 void stress_fail(unsigned long *fails, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -105,5 +154,9 @@ void stress_worker_release(struct stress_worker *w);
 int stress_pressure_setup(struct stress_pressure *p);
 void *stress_pressure_main(void *arg);
 void stress_pressure_teardown(struct stress_pressure *p);
+
+int stress_reserve_setup(struct stress_reserve *r);
+void *stress_reserve_main(void *arg);
+int stress_reserve_settles(struct stress_reserve *r, char *why, size_t len);
 
 #endif /* GPUBUF_STRESS_H */

@@ -88,6 +88,30 @@ static uint64_t pick_size(struct stress_worker *w, uint64_t max_buffer)
 	}
 }
 
+/*
+ * What the reserve lent a fresh buffer of 2 MiB or more, by INFO: whole
+ * 2 MiB pages, no more than the buffer has of them.
+ */
+static void note_reserve(struct stress_worker *w, struct stress_slot *s)
+{
+	struct gpubuf_info info;
+	int ret = gb_info(w->dev, s->fd, &info);
+
+	if (ret || info.reserve_bytes % SZ_2M ||
+	    info.reserve_bytes > info.huge_bytes || info.huge_bytes > s->size) {
+		stress_fail(&w->fails, "worker %d: INFO of a fresh buffer: %s, %llu bytes from the reserve, %llu in 2 MiB pages of %llu",
+			    w->id, ret ? strerror(-ret) : "ok",
+			    (unsigned long long)info.reserve_bytes,
+			    (unsigned long long)info.huge_bytes,
+			    (unsigned long long)s->size);
+		return;
+	}
+	if (info.reserve_bytes) {
+		w->n[SC_RSV_BUFS]++;
+		w->n[SC_RSV_CHUNKS] += info.reserve_bytes / SZ_2M;
+	}
+}
+
 static void op_alloc(struct stress_worker *w, struct stress_slot *s,
 		     const struct stress_config *cfg)
 {
@@ -129,6 +153,8 @@ static void op_alloc(struct stress_worker *w, struct stress_slot *s,
 	s->seed = 0;
 	w->n[SC_ALLOC]++;
 	w->n[SC_ALLOC_RDONLY] += rdonly;
+	if (want >= SZ_2M)
+		note_reserve(w, s);
 }
 
 /* Allocate the largest buffers until max_total_bytes refuses; free them. */
@@ -525,8 +551,12 @@ void *stress_worker_main(void *arg)
 			    strerror(-w->dev));
 		return NULL;
 	}
-	while (!stress_stopping() && w->dev >= 0)
+	stress_worker_running(1);
+	while (!stress_stopping() && w->dev >= 0) {
+		stress_pause_point();
 		step(w, w->cfg);
+	}
+	stress_worker_running(-1);
 	stress_worker_release(w);
 	return NULL;
 }
