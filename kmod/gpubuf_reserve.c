@@ -164,6 +164,7 @@ static void gpubuf_reserve_zero_fn(struct work_struct *work)
 {
 	for (;;) {
 		struct page *head = NULL;
+		bool over;
 		int nid;
 
 		spin_lock(&gpubuf_rsv.lock);
@@ -190,8 +191,16 @@ static void gpubuf_reserve_zero_fn(struct work_struct *work)
 		gpubuf_rsv.nodes[nid].nr_zeroing--;
 		/* Waiters in gpubuf_reserve_take() read it without the lock. */
 		WRITE_ONCE(gpubuf_rsv.nr_zeroed, gpubuf_rsv.nr_zeroed + 1);
-		gpubuf_rsv_push(&gpubuf_rsv.nodes[nid].ready, head);
+		/*
+		 * A resize while it was zeroed could not trim it: keep it only
+		 * if the reserve is still short of its target.
+		 */
+		over = gpubuf_rsv_owned() >= gpubuf_rsv.target;
+		if (!over)
+			gpubuf_rsv_push(&gpubuf_rsv.nodes[nid].ready, head);
 		spin_unlock(&gpubuf_rsv.lock);
+		if (over)
+			gpubuf_reserve_chunk_free(head);
 		wake_up_all(&gpubuf_reserve_zeroed_wq);
 		cond_resched();
 	}
@@ -465,10 +474,18 @@ static void gpubuf_reserve_fill(void)
 			nid = next_node_in(nid, nodes);
 			continue;
 		}
-		set_page_private(head, GPUBUF_RESERVE_MARK);
+		/* The target can have shrunk, or a give-back filled it, since. */
 		spin_lock(&gpubuf_rsv.lock);
-		gpubuf_rsv_push(&gpubuf_rsv.nodes[nid].ready, head);
+		full = gpubuf_rsv_owned() >= gpubuf_rsv.target;
+		if (!full) {
+			set_page_private(head, GPUBUF_RESERVE_MARK);
+			gpubuf_rsv_push(&gpubuf_rsv.nodes[nid].ready, head);
+		}
 		spin_unlock(&gpubuf_rsv.lock);
+		if (full) {
+			__free_pages(head, GPUBUF_HUGE_ORDER);
+			break;
+		}
 		nid = next_node_in(nid, nodes);
 		cond_resched();
 	}

@@ -195,6 +195,36 @@ TEST_F(reserve, knob_shrinks_while_pages_are_lent)
 }
 
 /*
+ * A resize down while the worker zeroes a returned chunk: the chunk could
+ * not be trimmed then, and must not be kept once zeroed. Before, it went
+ * to the ready list, and the reserve owned a chunk past its target (here
+ * past 0) until the next resize or shrink. Found by 45-rdma's fault run
+ * (issue 38); the race is wide under TCG, so some round hits it.
+ */
+TEST_F(reserve, resize_down_while_zeroing_keeps_to_the_target)
+{
+	int round, fd, i;
+
+	for (round = 0; round < 8; round++) {
+		fd = gb_alloc(self->dev, 32 * SZ_1M);
+		ASSERT_LE(0, fd);
+		EXPECT_EQ(32 * SZ_1M, gb_stat("reserve_used_bytes"));
+		/* Sixteen dirty chunks; once the worker has zeroed one... */
+		close(fd);
+		for (i = 0; i < 1000000 && !gb_stat("reserve_ready_bytes"); i++)
+			;
+		/* ...the target drops to 0 while it zeroes the next. */
+		ASSERT_EQ(0, gb_set_param("reserve_bytes", 0));
+		ASSERT_EQ(0, rsv_wait_zeroed());
+		EXPECT_EQ(0, gb_stat("reserve_ready_bytes")) TH_LOG("round %d", round);
+		EXPECT_EQ(0, gb_stat("reserve_used_bytes"));
+		ASSERT_EQ(0, gb_set_param("reserve_bytes", 64 * SZ_1M));
+		ASSERT_EQ(0, rsv_wait_zeroed());
+		EXPECT_EQ(64 * SZ_1M, gb_stat("reserve_ready_bytes"));
+	}
+}
+
+/*
  * A buffer released while a driver still pins its 2 MiB reserve chunk (an
  * RDMA MR, a CUDA registration: here gpubuf_pinprobe's PIN_HOLD) keeps the
  * chunk held: counted in held_bytes, never zeroed, never lent to the next
