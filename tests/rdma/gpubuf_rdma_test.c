@@ -6,7 +6,10 @@
  * cuMemHostRegister, done by code this project did not write; two RC queue
  * pairs on rxe0, connected to each other, then move data between gpubuf
  * buffers with RDMA WRITE and READ. Controls: a PFNMAP mapping (vgem) is
- * refused; ibv_reg_dmabuf_mr's answer is recorded.
+ * refused; ibv_reg_dmabuf_mr's answer is recorded. On a kernel with
+ * fault injection (the debug kernel), registration, the release of a
+ * registered buffer and deregistration run with each allocation failed in
+ * turn.
  * Runs in the QEMU guest (tests/vm/run.sh with GPUBUF_VM_NIC=1).
  */
 #include <sys/utsname.h>
@@ -14,8 +17,10 @@
 #include <gpubuf.h>
 
 #include "../selftests/gpubuf_helpers.h"
+#include "../selftests/gpubuf_reserve.h"
 #include "rdma_verbs.h"
 #include "kselftest_harness.h"
+#include "../selftests/gpubuf_faults.h"
 
 struct gbuf {
 	int fd;
@@ -597,6 +602,155 @@ TEST_F_TIMEOUT(conn, reg_dmabuf_mr_answer, 300)
 	}
 	gbuf_free(&b);
 	EXPECT_EQ(0, gb_stat("live_buffers"));
+}
+
+/*
+ * Issue 38: ibv_reg_mr on a buffer from the reserve, the release of the
+ * buffer while its MR pins it (the held path), and ibv_dereg_mr, each with
+ * every allocation and user copy failed in turn (fail-nth, which the debug
+ * kernel of make check-debug has; Debian's has not, and this skips). A
+ * failed registration leaves nothing; a release with any fault still holds
+ * the pinned chunks (held_bytes is the buffer's size) and gives none to
+ * the reserve while pinned; a failed dereg can be retried; afterwards
+ * nothing is live or held.
+ */
+struct mr_arg {
+	struct gbuf b;
+	struct ibv_pd *pd;
+};
+
+static int do_reg(void *p)
+{
+	struct mr_arg *a = p;
+
+	a->b.mr = ibv_reg_mr(a->pd, a->b.p, a->b.len, MR_ACCESS);
+	return a->b.mr ? 0 : -errno;
+}
+
+static void undo_dereg(void *p)
+{
+	struct mr_arg *a = p;
+
+	ibv_dereg_mr(a->b.mr);
+	a->b.mr = NULL;
+}
+
+static unsigned long long rsv_free_bytes(void)
+{
+	return gb_stat("reserve_ready_bytes") + gb_stat("reserve_zeroing_bytes");
+}
+
+/* A registered buffer released: only the MR pins its chunks now. */
+static int held_setup(struct why *w, struct mr_arg *a, size_t len)
+{
+	if (gbuf_alloc(w, &a->b, len) || gbuf_reg(w, &a->b, a->pd))
+		return -1;
+	return 0;
+}
+
+/*
+ * munmap() can fail itself (ENOMEM: the maple tree's preallocation), and
+ * leaves the mapping; 0 or its errno.
+ */
+static int held_release(struct mr_arg *a)
+{
+	int err = munmap(a->b.p, a->b.len) ? errno : 0;
+
+	if (!err)
+		a->b.p = NULL;
+	close(a->b.fd);
+	a->b.fd = -1;
+	return err;
+}
+
+TEST_F_TIMEOUT(conn, faults_reg_release_dereg, 900)
+{
+	static const int reg_errnos[] = { ENOMEM, EFAULT, EINTR, EAGAIN, 0 };
+	const size_t len = RXE_SAFE_LEN(4 * SZ_1M);
+	const unsigned long long target = 8 * SZ_1M;
+	struct mr_arg a = { .pd = self->rc.pd };
+	struct fault_op reg = { "ibv_reg_mr", do_reg, undo_dereg, reg_errnos,
+				&a };
+	int fail, n, sites, i, ret;
+	struct why w = { "" };
+
+	fail = gb_fail_nth_open();
+	if (fail == -ENOENT)
+		SKIP(return, "no /proc/thread-self/fail-nth: this kernel has no CONFIG_FAULT_INJECTION (the debug kernel of make check-debug has)");
+	ASSERT_LE(0, fail);
+	ASSERT_EQ(0, gb_set_param("reserve_bytes", target));
+	for (i = 0; i < 3000 && rsv_free_bytes() < target; i++)
+		usleep(10000);
+	ASSERT_EQ(0, rsv_wait_zeroed());
+
+	/* Registration: the buffer's chunks come from the reserve. */
+	ASSERT_EQ(0, gbuf_alloc(&w, &a.b, len)) TH_LOG("%s", w.text);
+	EXPECT_LT(0, gb_stat("reserve_used_bytes"));
+	fault_loop(_metadata, &reg);
+	gbuf_free(&a.b);
+
+	/* The release while registered: the chunks are held, whatever fails. */
+	for (n = 1, sites = 0; n < 100000; n++) {
+		unsigned long long free_before;
+		int reached;
+
+		ASSERT_EQ(0, held_setup(&w, &a, len)) TH_LOG("%s", w.text);
+		rsv_wait_zeroed();
+		free_before = rsv_free_bytes();
+		ASSERT_EQ(0, gb_fail_nth_arm(fail, n));
+		ret = held_release(&a);
+		reached = gb_fail_nth_disarm(fail);
+		ASSERT_LE(0, reached);
+		if (ret) {
+			EXPECT_EQ(ENOMEM, ret) TH_LOG("munmap, fault %d", n);
+			ASSERT_EQ(0, munmap(a.b.p, a.b.len));
+			a.b.p = NULL;
+		}
+		EXPECT_EQ(len, gb_stat("held_bytes")) TH_LOG("release, fault %d", n);
+		EXPECT_EQ(1, gb_stat("held_buffers"));
+		EXPECT_EQ(0, gb_stat("live_buffers"));
+		/* No pinned chunk went back to the reserve. */
+		EXPECT_GE(free_before, rsv_free_bytes()) TH_LOG("release, fault %d", n);
+		EXPECT_EQ(0, ibv_dereg_mr(a.b.mr));
+		a.b.mr = NULL;
+		EXPECT_EQ(0, gb_stat("held_bytes"));
+		if (!reached)
+			break;
+		sites++;
+	}
+	TH_LOG("release while registered: %d fault sites", sites);
+
+	/* The dereg of a held buffer: a failure can be retried. */
+	for (n = 1, sites = 0; n < 100000; n++) {
+		int reached;
+
+		ASSERT_EQ(0, held_setup(&w, &a, len)) TH_LOG("%s", w.text);
+		ASSERT_EQ(0, held_release(&a));
+		ASSERT_EQ(len, gb_stat("held_bytes"));
+		ASSERT_EQ(0, gb_fail_nth_arm(fail, n));
+		ret = ibv_dereg_mr(a.b.mr);
+		reached = gb_fail_nth_disarm(fail);
+		ASSERT_LE(0, reached);
+		if (ret) {
+			EXPECT_TRUE(ret == ENOMEM || ret == EFAULT || ret == EINTR)
+				TH_LOG("dereg, fault %d: %s", n, strerror(ret));
+			/* Still registered, still held, and the retry works. */
+			EXPECT_EQ(len, gb_stat("held_bytes"));
+			EXPECT_EQ(0, ibv_dereg_mr(a.b.mr));
+		}
+		a.b.mr = NULL;
+		EXPECT_EQ(0, gb_stat("held_bytes")) TH_LOG("dereg, fault %d", n);
+		EXPECT_EQ(0, gb_stat("held_buffers"));
+		if (!reached)
+			break;
+		sites++;
+	}
+	TH_LOG("ibv_dereg_mr of a held buffer: %d fault sites", sites);
+	close(fail);
+	EXPECT_EQ(0, gb_stat("live_buffers"));
+	EXPECT_EQ(0, gb_set_param("reserve_bytes", 0));
+	rsv_wait_zeroed();
+	EXPECT_EQ(0, gb_stat("reserve_ready_bytes"));
 }
 
 TEST_HARNESS_MAIN
