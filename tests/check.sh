@@ -328,6 +328,20 @@ if [ -f tools/Makefile ] && [ -f "$top/build/guest-extra/hsastub/libhsa-runtime6
 		"$top/build/guest-extra/hsa-bin"
 fi
 
+# gpubuf-bench rdma --serve/--peer on soft-RoCE in the guest (46-bench-rdma):
+# the dynamic build, as a static one cannot dlopen libibverbs (which the
+# rxe provider below brings along), libgpubuf beside it, and the stand-in
+# peer from tests/rdma that tries what the server's rkeys allow.
+if [ -f tools/Makefile ] &&
+	step "gpubuf-bench rdma guest suite: dynamic gpubuf-bench and the stand-in peer" \
+		sh -c 'mkdir -p "$1" && cp tools/build/gpubuf-bench "$1/" &&
+			cp -L libgpubuf/build/libgpubuf.so.0 "$1/" &&
+			make -s -C tests/rdma bench-peer OUT="$1"' sh \
+		"$top/build/guest-extra/rdma-bin"; then
+	cp tests/tools/rdma-guest.sh "$guest_tests/46-bench-rdma"
+	export GPUBUF_VM_EXTRA_DIR="$top/build/guest-extra"
+fi
+
 # The Python tests again in the guest, on the module backend (65-python):
 # the host's Python, NumPy and PyTorch run there from the host's root file
 # system (GPUBUF_VM_HOST_ROOT: a read-only virtio-9p share), while the
@@ -387,10 +401,11 @@ guest_run() { # TAP TESTS_DIR PREFIX [VAR=VALUE...]
 	} >>"$tap"
 }
 
-# Soft-RoCE for 45-rdma: an e1000 NIC for rdma_rxe to bind to, the modules
-# it needs (crc32_generic: rxe of 6.1 asks the crypto API for crc32, which
-# the guest cannot autoload), the rxe provider libibverbs dlopen()s, its
-# driver file, and iproute2's rdma tool for "rdma link add".
+# Soft-RoCE for 45-rdma and 46-bench-rdma: an e1000 NIC for rdma_rxe to
+# bind to, the modules it needs (crc32_generic: rxe of 6.1 asks the crypto
+# API for crc32, which the guest cannot autoload), the rxe provider
+# libibverbs dlopen()s, its driver file, and iproute2's rdma tool for
+# "rdma link add".
 rxe_provider=$(ls /usr/lib/*/libibverbs/librxe-rdmav*.so 2>/dev/null | head -n 1)
 vm_nic=1
 vm_modules="${vm_modules:-} e1000 crc32_generic rdma_rxe ib_uverbs"

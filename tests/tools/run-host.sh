@@ -415,10 +415,59 @@ run rdmaboth $bench rdma --peer 127.0.0.1 --serve
 check "gpubuf-bench rdma --peer with --serve is a usage error (2)" "$tmp/rdmaboth.err" -- \
 	sh -c "[ \$(cat '$tmp/rdmaboth.rc') = 2 ] && grep -q 'give one' '$tmp/rdmaboth.err'"
 # Port 1 on loopback refuses at once: no peer is unavailable, not a failure.
+# The device is opened before connecting, so a host without one (or
+# without libibverbs) says that instead; the guest's soft-RoCE suite
+# (46-bench-rdma) sees the refused connection itself.
 run rdmarefused $bench rdma --peer 127.0.0.1 --tcp-port 1
-check "gpubuf-bench rdma --peer with nobody serving is unavailable (77) and names --serve" \
+check "gpubuf-bench rdma --peer with nobody serving (or no RDMA device) is unavailable (77) and says which" \
 	"$tmp/rdmarefused.out" "$tmp/rdmarefused.err" -- sh -c "[ \$(cat '$tmp/rdmarefused.rc') = 77 ] &&
-	grep -Eq '^rdma: unavailable: (connecting to 127.0.0.1 port 1 .is .gpubuf-bench rdma --serve. running there|libibverbs)' '$tmp/rdmarefused.out'"
+	grep -Eq '^rdma: unavailable: (connecting to 127.0.0.1 port 1 .is .gpubuf-bench rdma --serve. running there|libibverbs|no RDMA device)' '$tmp/rdmarefused.out'"
+# One work request moves at most 4 GiB - 1 (sge.length is 32 bits): a
+# larger size is refused before libibverbs is even loaded, so before any
+# connection: a listener on loopback must see none.
+if [ $have_py = 1 ]; then
+	python3 - "$tmp/rdmabig.port" "$tmp/rdmabig.seen" <<'PY' &
+import socket, sys
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(4)
+s.settimeout(20)
+open(sys.argv[1] + ".tmp", "w").write(str(s.getsockname()[1]))
+__import__("os").rename(sys.argv[1] + ".tmp", sys.argv[1])
+try:
+    s.accept()
+    open(sys.argv[2], "w").write("connected\n")
+except socket.timeout:
+    pass
+PY
+	rdmabig_py=$!
+	i=0
+	while [ ! -f "$tmp/rdmabig.port" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	run rdmabig $bench rdma --peer 127.0.0.1 --tcp-port "$(cat "$tmp/rdmabig.port" 2>/dev/null || echo 1)" \
+		--sizes 64K,4G
+	kill "$rdmabig_py" 2>/dev/null
+	wait "$rdmabig_py" 2>/dev/null
+	check "gpubuf-bench rdma --peer --sizes 64K,4G fails (1): one operation moves at most 4 GiB - 1; it never connects" \
+		"$tmp/rdmabig.out" "$tmp/rdmabig.err" "$tmp/rdmabig.seen" -- sh -c "[ \$(cat '$tmp/rdmabig.rc') = 1 ] &&
+		grep -q '^rdma: unavailable: size 4 GiB refused: one RDMA operation moves at most 4 GiB - 1 byte (sge.length is 32 bits)$' '$tmp/rdmabig.out' &&
+		[ ! -e '$tmp/rdmabig.seen' ]"
+else
+	skip "gpubuf-bench rdma --peer --sizes 64K,4G fails (1) before connecting" "python3 not found"
+fi
+# The new options' misuse: usage errors naming the option.
+run rdmabind $bench rdma --peer 127.0.0.1 --bind 127.0.0.1
+check "gpubuf-bench rdma --bind without --serve is a usage error (2)" "$tmp/rdmabind.err" -- \
+	sh -c "[ \$(cat '$tmp/rdmabind.rc') = 2 ] && grep -q '^ERROR: --bind is where .rdma --serve. listens' '$tmp/rdmabind.err'"
+run rdmaopsserve $bench rdma --serve --ops read
+check "gpubuf-bench rdma --serve --ops is a usage error (2): the server grants what the peer asks" \
+	"$tmp/rdmaopsserve.err" -- sh -c "[ \$(cat '$tmp/rdmaopsserve.rc') = 2 ] &&
+	grep -q '^ERROR: --ops is the measuring side.s (--peer)' '$tmp/rdmaopsserve.err'"
+run rdmaopsbad $bench rdma --peer 127.0.0.1 --ops copy
+check "gpubuf-bench rdma --ops copy is a usage error (2)" "$tmp/rdmaopsbad.err" -- \
+	sh -c "[ \$(cat '$tmp/rdmaopsbad.rc') = 2 ] && grep -q \"^ERROR: invalid --ops (write, read or write,read): 'copy'\" '$tmp/rdmaopsbad.err'"
+run rdmatimeout $bench rdma --peer 127.0.0.1 --tcp-timeout 0
+check "gpubuf-bench rdma --tcp-timeout 0 is a usage error (2)" "$tmp/rdmatimeout.err" -- \
+	sh -c "[ \$(cat '$tmp/rdmatimeout.rc') = 2 ] && grep -q \"^ERROR: invalid --tcp-timeout: '0'\" '$tmp/rdmatimeout.err'"
 
 # ---- gpubuf-info -----------------------------------------------------------
 run info $info

@@ -45,7 +45,15 @@ struct bench_opts {
 	int rdma_serve;			/* --serve: be the other side of one run */
 	const char *ib_dev;		/* --ib-dev: RDMA device name; NULL = first */
 	const char *tcp_port;		/* --tcp-port: the rdma side channel */
+	const char *rdma_bind;		/* --bind ADDR: --serve listens there;
+					 * NULL = the RDMA port's netdev */
+	int tcp_timeout;		/* --tcp-timeout: side channel, seconds */
+	unsigned int rdma_ops;		/* --ops: RDMA_OP_* bits; 0 = both */
 };
+
+/* rdma: the operations a --peer run measures, and a server grants. */
+#define RDMA_OP_WRITE	1u
+#define RDMA_OP_READ	2u
 
 enum result_status { RES_OK, RES_UNAVAILABLE, RES_SKIPPED, RES_INFO };
 

@@ -57,7 +57,9 @@ void bench_usage(FILE *f)
 "                     vulkan 16M; rdma 4K,64K,1M,4M\n"
 "  --size SIZE        one size, the same as --sizes SIZE (cuda, hsa: 512M)\n"
 "  --max-size SIZE    drop sizes above SIZE; a mode left with none uses\n"
-"                     SIZE itself (default: no limit)\n"
+"                     SIZE itself (default: no limit); rdma --serve: the\n"
+"                     largest size a peer may measure (default: the largest\n"
+"                     of --sizes, else 4M)\n"
 "  --ratio-size SIZE  host, alloc, cuda, hsa: size at which the ratios are taken,\n"
 "                     from interleaved pairs of both sides at that size\n"
 "                     (default: 256M when swept, else the largest size swept)\n"
@@ -75,6 +77,13 @@ void bench_usage(FILE *f)
 "  --serve            rdma: wait for one --peer run and serve its memory\n"
 "  --ib-dev NAME      rdma: RDMA device (default: the first one)\n"
 "  --tcp-port PORT    rdma: the side channel's TCP port (default 7472)\n"
+"  --tcp-timeout SEC  rdma: give up when the other side is silent that long,\n"
+"                     or a connection takes longer (default 60)\n"
+"  --bind ADDR        rdma --serve: listen on ADDR (default: the address of\n"
+"                     the RDMA port's network device; 0.0.0.0 or :: for\n"
+"                     every interface)\n"
+"  --ops LIST         rdma --peer: write, read or write,read (default): what\n"
+"                     is measured, and all the server's rkeys allow\n"
 "  --json             one JSON document on stdout\n"
 "  --json-file FILE   also write that JSON document into FILE, from the same\n"
 "                     run as what stdout shows\n"
@@ -147,7 +156,8 @@ static int parse_mode(struct bench_opts *o, const char *s)
 
 enum { OPT_SIZES = 256, OPT_SIZE, OPT_MAX_SIZE, OPT_RATIO_SIZE, OPT_THREADS, OPT_REPS, OPT_WARMUP,
        OPT_REP_BYTES, OPT_DRM_CARD, OPT_DEVICE, OPT_JSON, OPT_JSON_FILE, OPT_CSV, OPT_PLOT,
-       OPT_PEER, OPT_SERVE, OPT_IB_DEV, OPT_TCP_PORT };
+       OPT_PEER, OPT_SERVE, OPT_IB_DEV, OPT_TCP_PORT, OPT_TCP_TIMEOUT, OPT_BIND,
+       OPT_OPS };
 
 static const struct option long_opts[] = {
 	{ "sizes", required_argument, NULL, OPT_SIZES },
@@ -168,6 +178,9 @@ static const struct option long_opts[] = {
 	{ "serve", no_argument, NULL, OPT_SERVE },
 	{ "ib-dev", required_argument, NULL, OPT_IB_DEV },
 	{ "tcp-port", required_argument, NULL, OPT_TCP_PORT },
+	{ "tcp-timeout", required_argument, NULL, OPT_TCP_TIMEOUT },
+	{ "bind", required_argument, NULL, OPT_BIND },
+	{ "ops", required_argument, NULL, OPT_OPS },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -191,6 +204,7 @@ int bench_parse(struct bench_opts *o, int argc, char **argv)
 	o->warmup = -1;
 	o->rep_bytes = 64 * MIB;
 	o->tcp_port = "7472";
+	o->tcp_timeout = 60;
 	opterr = 0;
 	for (;;) {
 		/* Modes and options may come in any order. */
@@ -270,6 +284,23 @@ int bench_parse(struct bench_opts *o, int argc, char **argv)
 				return bench_bad("--tcp-port", optarg);
 			o->tcp_port = optarg;
 			break;
+		case OPT_TCP_TIMEOUT:
+			if (parse_int(optarg, 1, &o->tcp_timeout) || o->tcp_timeout > 86400)
+				return bench_bad("--tcp-timeout", optarg);
+			break;
+		case OPT_BIND:
+			o->rdma_bind = optarg;
+			break;
+		case OPT_OPS:
+			if (!strcmp(optarg, "write"))
+				o->rdma_ops = RDMA_OP_WRITE;
+			else if (!strcmp(optarg, "read"))
+				o->rdma_ops = RDMA_OP_READ;
+			else if (!strcmp(optarg, "write,read") || !strcmp(optarg, "read,write"))
+				o->rdma_ops = RDMA_OP_WRITE | RDMA_OP_READ;
+			else
+				return bench_bad("--ops (write, read or write,read)", optarg);
+			break;
 		case 'h':
 			bench_usage(stdout);
 			return EXIT_OK;
@@ -288,6 +319,14 @@ int bench_parse(struct bench_opts *o, int argc, char **argv)
 	}
 	if (o->rdma_peer && o->rdma_serve) {
 		fprintf(stderr, "ERROR: --peer and --serve are the two sides of one rdma run: give one\n");
+		return EXIT_USAGE;
+	}
+	if (o->rdma_bind && !o->rdma_serve) {
+		fprintf(stderr, "ERROR: --bind is where 'rdma --serve' listens: give it with --serve\n");
+		return EXIT_USAGE;
+	}
+	if (o->rdma_ops && o->rdma_serve) {
+		fprintf(stderr, "ERROR: --ops is the measuring side's (--peer); the server grants what the peer asks for\n");
 		return EXIT_USAGE;
 	}
 	return -1;

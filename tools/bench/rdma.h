@@ -61,13 +61,19 @@ struct rdma {
 	struct gpubuf *gbuf;
 	void *mem[NMEM];
 	struct ibv_mr *mr[NMEM];
-	size_t size;
+	size_t size;			/* of each registration: 2 x max_len, 4 KiB pages */
+	uint64_t max_len;		/* the largest operation */
+	unsigned int ops;		/* RDMA_OP_*: measured (--peer), granted (--serve) */
+	uint32_t max_msg_sz;		/* port 1's */
 	uint64_t sizes[MAX_SIZES];	/* bandwidth sizes, from bench_sizes() */
 	int nr_sizes;
 	int gid_index;
 	/* RDMA READs in flight as responder and as initiator (perftest's rule) */
 	int rd_atom_dest, rd_atom_init;
 	int sock;
+	int no_peer;			/* --peer: nobody to connect to (unavailable) */
+	uint64_t last_sent;		/* now_ns() of the last line sent */
+	char where[128];		/* --serve: the address listened on */
 	struct peer_info me, peer;
 	char why[256];
 };
@@ -76,6 +82,11 @@ int rdma_fail(struct rdma *r, const char *fmt, ...) __attribute__((format(printf
 int rdma_verbs_load(struct rdma *r);
 /* The device (name or the first), its port 1 and GID, a PD, CQ and RC QP. */
 int rdma_device_open(struct rdma *r, const char *name);
+/*
+ * r->size of a gpubuf buffer and of mlock'd memory, registered. Serving,
+ * with remote access for r->ops only, and filled with a pattern; measuring,
+ * with local access only, as nothing remote touches it.
+ */
 int rdma_memory_register(struct rdma *r);
 int rdma_qp_connect(struct rdma *r);
 int rdma_ops_run(struct rdma *r, enum ibv_wr_opcode op, int k, size_t loff,

@@ -75,6 +75,7 @@ static int port_query(struct rdma *r, struct ibv_port_attr *pa)
 	if (pa->state != IBV_PORT_ACTIVE)
 		return rdma_fail(r, "port 1 of %s is not active",
 				 r->v.get_device_name(r->ctx->device));
+	r->max_msg_sz = pa->max_msg_sz;
 	return 0;
 }
 
@@ -168,11 +169,22 @@ int rdma_device_open(struct rdma *r, const char *name)
 	return 0;
 }
 
-/* A gpubuf buffer and mlock'd anonymous memory of r->size, registered. */
+/*
+ * What the other side may do: serving, only the operations the peer asked
+ * for (remote write needs local write too); measuring, nothing remote,
+ * and local write only for what READs bring in.
+ */
+static int access_flags(const struct rdma *r)
+{
+	if (!r->b->o.rdma_serve)
+		return r->ops & RDMA_OP_READ ? IBV_ACCESS_LOCAL_WRITE : 0;
+	return (r->ops & RDMA_OP_WRITE ? IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE : 0) |
+	       (r->ops & RDMA_OP_READ ? IBV_ACCESS_REMOTE_READ : 0);
+}
+
 int rdma_memory_register(struct rdma *r)
 {
-	const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			   IBV_ACCESS_REMOTE_READ;
+	const int access = access_flags(r);
 	int rc, k;
 
 	rc = gpubuf_alloc(r->b->ctx, r->size, NULL, &r->gbuf);
@@ -188,12 +200,23 @@ int rdma_memory_register(struct rdma *r)
 	if (mlock(r->mem[1], r->size))
 		return rdma_fail(r, "mlock(%zu): %s (raise RLIMIT_MEMLOCK)", r->size, strerror(errno));
 	for (k = 0; k < NMEM; k++) {
-		memset(r->mem[k], 0, r->size);
+		uint8_t *p = r->mem[k];
+		size_t i;
+
+		/* What a peer that only READs reads and checks. */
+		if (r->b->o.rdma_serve)
+			for (i = 0; i < r->size; i++)
+				p[i] = (uint8_t)(i * 131 + (size_t)k * 17 + 5);
+		else
+			memset(p, 0, r->size);
 		r->mr[k] = r->v.reg_mr(r->pd, r->mem[k], r->size, access);
 		if (!r->mr[k])
 			return rdma_fail(r, "ibv_reg_mr on %s memory: %s", rdma_mem_names[k], strerror(errno));
-		r->me.addr[k] = (uintptr_t)r->mem[k];
-		r->me.rkey[k] = r->mr[k]->rkey;
+		/* The measuring side's memory is no one else's business. */
+		if (r->b->o.rdma_serve) {
+			r->me.addr[k] = (uintptr_t)r->mem[k];
+			r->me.rkey[k] = r->mr[k]->rkey;
+		}
 	}
 	return 0;
 }
@@ -226,10 +249,12 @@ void rdma_close(struct rdma *r)
 /* INIT, RTR (towards the peer's QP), RTS. */
 int rdma_qp_connect(struct rdma *r)
 {
+	/* Incoming RDMA: on the serving side, what the peer asked for. */
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-				   IBV_ACCESS_LOCAL_WRITE,
+		.qp_access_flags = !r->b->o.rdma_serve ? 0 :
+			(r->ops & RDMA_OP_WRITE ? IBV_ACCESS_REMOTE_WRITE : 0) |
+			(r->ops & RDMA_OP_READ ? IBV_ACCESS_REMOTE_READ : 0),
 	};
 
 	if (r->v.modify_qp(r->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
