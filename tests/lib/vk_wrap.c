@@ -341,7 +341,7 @@ static int t_gemv_checked(struct t_gemv *g)
 
 static int wrapped_device_runs_gemv(void)
 {
-	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_ctx *ctx;
 	struct gpubuf_vk_device d;
 	struct gpubuf_vk *vk = NULL;
 	struct t_gemv g;
@@ -350,6 +350,7 @@ static int wrapped_device_runs_gemv(void)
 
 	if (t_app_open(&a))
 		return t_skip("no Vulkan 1.2 device with VK_EXT_external_memory_host");
+	ctx = t_open();
 	d = t_desc(&a, GPUBUF_VK_FEATURE_HOST_IMPORT);
 	T_EQ(gpubuf_vk_wrap(&d, &vk), 0);
 	t_submits = 0;
@@ -368,7 +369,7 @@ static int wrapped_device_runs_gemv(void)
 
 static int lost_submission_marks_the_device_lost(void)
 {
-	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_ctx *ctx;
 	struct gpubuf_vk_device d;
 	struct gpubuf_vk_memory mem;
 	struct gpubuf_vk *vk = NULL;
@@ -378,6 +379,7 @@ static int lost_submission_marks_the_device_lost(void)
 
 	if (t_app_open(&a))
 		return t_skip("no Vulkan 1.2 device with VK_EXT_external_memory_host");
+	ctx = t_open();
 	d = t_desc(&a, GPUBUF_VK_FEATURE_HOST_IMPORT);
 	T_EQ(gpubuf_vk_wrap(&d, &vk), 0);
 	T_EQ(t_gemv_setup(ctx, vk, &g), T_PASS);
@@ -412,7 +414,7 @@ static int lost_submission_marks_the_device_lost(void)
  */
 static int imported_buffer_is_not_pooled(void)
 {
-	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_ctx *ctx;
 	struct gpubuf_pool_stats st;
 	struct gpubuf_vk_memory mem;
 	struct gpubuf_pool *pool;
@@ -421,6 +423,7 @@ static int imported_buffer_is_not_pooled(void)
 
 	if (gpubuf_vk_open(0, 0, &vk))
 		return t_skip("no Vulkan device: %s", gpubuf_last_error());
+	ctx = t_open();
 	T_EQ(gpubuf_pool_create(ctx, NULL, &pool), 0);
 	T_EQ(gpubuf_pool_get(pool, 1 << 16, &b), 0);
 	T_EQ(gpubuf_vk_import(b, vk, &mem), 0);
@@ -437,7 +440,7 @@ static int imported_buffer_is_not_pooled(void)
 /* A buffer larger than one VkDeviceMemory may be: -EFBIG, naming the limit. */
 static int import_past_max_allocation_is_efbig(void)
 {
-	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_ctx *ctx;
 	struct gpubuf_vk_memory mem;
 	struct gpubuf_vk_device d;
 	struct gpubuf_vk *vk = NULL;
@@ -446,6 +449,7 @@ static int import_past_max_allocation_is_efbig(void)
 
 	if (t_app_open(&a))
 		return t_skip("no Vulkan 1.2 device with VK_EXT_external_memory_host");
+	ctx = t_open();
 	d = t_desc(&a, GPUBUF_VK_FEATURE_HOST_IMPORT);
 	t_max_alloc = 1 << 16;
 	T_EQ(gpubuf_vk_wrap(&d, &vk), 0);
@@ -472,7 +476,7 @@ static int protected_memory_types_are_skipped(void)
 		VK_MEMORY_PROPERTY_PROTECTED_BIT,
 		VK_MEMORY_PROPERTY_DEVICE_COHERENT_BIT_AMD,
 	};
-	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_ctx *ctx;
 	struct gpubuf_vk_memory mem;
 	struct gpubuf_vk_device d;
 	struct gpubuf *b;
@@ -480,6 +484,7 @@ static int protected_memory_types_are_skipped(void)
 
 	if (t_app_open(&a))
 		return t_skip("no Vulkan 1.2 device with VK_EXT_external_memory_host");
+	ctx = t_open();
 	T_EQ(gpubuf_alloc(ctx, 1 << 16, NULL, &b), 0);
 	for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
 		struct gpubuf_vk *vk = NULL;
@@ -527,7 +532,7 @@ static int last_error_belongs_to_the_consumers(void)
  */
 static int gemm_needs_256_invocations(void)
 {
-	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_ctx *ctx;
 	struct gpubuf_vk_device d;
 	struct gpubuf_vk *vk = NULL;
 	struct t_gemv g;
@@ -536,6 +541,7 @@ static int gemm_needs_256_invocations(void)
 
 	if (t_app_open(&a))
 		return t_skip("no Vulkan 1.2 device with VK_EXT_external_memory_host");
+	ctx = t_open();
 	d = t_desc(&a, GPUBUF_VK_FEATURE_HOST_IMPORT);
 	t_max_invocations = 128;
 	r = gpubuf_vk_wrap(&d, &vk);
@@ -559,7 +565,7 @@ static int gemm_needs_256_invocations(void)
  */
 static int misaligned_host_import_is_einval(void)
 {
-	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_ctx *ctx;
 	struct gpubuf_vk_memory mem;
 	struct gpubuf_vk_device d;
 	struct gpubuf_vk *vk = NULL;
@@ -569,6 +575,7 @@ static int misaligned_host_import_is_einval(void)
 
 	if (t_app_open(&a))
 		return t_skip("no Vulkan 1.2 device with VK_EXT_external_memory_host");
+	ctx = t_open();
 	d = t_desc(&a, GPUBUF_VK_FEATURE_HOST_IMPORT);
 	t_host_align = 1 << 20;
 	r = gpubuf_vk_wrap(&d, &vk);
