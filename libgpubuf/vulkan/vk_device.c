@@ -96,6 +96,27 @@ void gpubuf_vk_put(struct gpubuf_vk *vk)
 		gpubuf_vk_free(vk);
 }
 
+/* GPUBUF_VK_MAX_FLOPS, unset or a positive integer; -EINVAL otherwise. */
+static int gpubuf_vk_max_flops_env(uint64_t *out)
+{
+	const char *env = secure_getenv("GPUBUF_VK_MAX_FLOPS");
+	unsigned long long v;
+	char *end;
+
+	*out = GPUBUF_VK_MAX_FLOPS_DEFAULT;
+	if (!env || !*env)
+		return 0;
+	errno = 0;
+	v = strtoull(env, &end, 0);
+	if (errno || *end || !v || *env == '-') {
+		gpubuf_error_set("GPUBUF_VK_MAX_FLOPS=%s is not a positive integer",
+				 env);
+		return -EINVAL;
+	}
+	*out = v;
+	return 0;
+}
+
 static struct gpubuf_vk *gpubuf_vk_new(void)
 {
 	struct gpubuf_vk *vk = calloc(1, sizeof(*vk));
@@ -433,6 +454,7 @@ GPUBUF_EXPORT int gpubuf_vk_open(int index, unsigned int flags,
 {
 	GPUBUF_KEEP_ERRNO;
 	PFN_vkGetInstanceProcAddr gipa;
+	uint64_t max_flops;
 	struct gpubuf_vk *vk;
 	int err;
 
@@ -443,13 +465,16 @@ GPUBUF_EXPORT int gpubuf_vk_open(int index, unsigned int flags,
 		gpubuf_error_set("no Vulkan device %d", index);
 		return -ENODEV;
 	}
-	err = gpubuf_vk_loader(&gipa);
+	err = gpubuf_vk_max_flops_env(&max_flops);
+	if (!err)
+		err = gpubuf_vk_loader(&gipa);
 	if (err)
 		return err;
 	vk = gpubuf_vk_new();
 	if (!vk)
 		return -ENOMEM;
 	vk->own = true;
+	vk->max_flops = max_flops;
 	err = gpubuf_vk_create_instance(vk, gipa,
 					flags & GPUBUF_VK_OPEN_VALIDATION);
 	if (!err)
@@ -516,12 +541,16 @@ GPUBUF_EXPORT int gpubuf_vk_wrap(const struct gpubuf_vk_device *d,
 {
 	GPUBUF_KEEP_ERRNO;
 	PFN_vkGetInstanceProcAddr gipa;
+	uint64_t max_flops;
 	struct gpubuf_vk *vk;
 	int err;
 
 	gpubuf_error_clear();
 	if (!out || !gpubuf_vk_device_ok(d))
 		return -EINVAL;
+	err = gpubuf_vk_max_flops_env(&max_flops);
+	if (err)
+		return err;
 	gipa = (PFN_vkGetInstanceProcAddr)d->get_instance_proc_addr;
 	if (!gipa) {
 		err = gpubuf_vk_loader(&gipa);
@@ -531,6 +560,7 @@ GPUBUF_EXPORT int gpubuf_vk_wrap(const struct gpubuf_vk_device *d,
 	vk = gpubuf_vk_new();
 	if (!vk)
 		return -ENOMEM;
+	vk->max_flops = max_flops;
 	vk->instance = (VkInstance)d->instance;
 	vk->phys = (VkPhysicalDevice)d->physical_device;
 	vk->dev = (VkDevice)d->device;

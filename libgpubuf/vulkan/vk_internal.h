@@ -120,6 +120,7 @@ struct gpubuf_vk {
 	uint64_t max_alloc;		/* maxMemoryAllocationSize */
 	uint32_t max_group_size[2];	/* maxComputeWorkGroupSize x, y */
 	VkDriverId driver;		/* VkPhysicalDeviceDriverProperties */
+	uint64_t max_flops;		/* per submission: GPUBUF_VK_MAX_FLOPS */
 
 	/* vk_kernels.c, under lock */
 	VkCommandPool pool;
@@ -166,6 +167,16 @@ bool gpubuf_vk_forked(const struct gpubuf_vk *vk);
 #define GPUBUF_VK_MAX_OPERANDS	3
 int gpubuf_vk_sync_operands(struct gpubuf_vk *vk, const uint64_t *addr,
 			    unsigned int n, bool start);
+
+/*
+ * The most floating-point operations (a multiply-add is two) one GEMV or
+ * GEMM submission carries: larger calls are split into submissions of
+ * whole rows (or columns) of the output, each waited for, so that no
+ * single one runs into a driver's job timeout or a display watchdog.
+ * GPUBUF_VK_MAX_FLOPS in the environment sets it when a device is opened
+ * or wrapped.
+ */
+#define GPUBUF_VK_MAX_FLOPS_DEFAULT	(1ULL << 34)
 
 /* vk_kernels.c: pipelines for vk's device, and their teardown. */
 int gpubuf_vk_kernels_init(struct gpubuf_vk *vk);

@@ -4,9 +4,11 @@
  * one compute pipeline per shader and dtype, with the operands' device
  * addresses, shapes and strides as push constants (kernels/kernel_args.h's
  * lists, checked by the same validator as the CUDA and HSA entry points).
- * Each call records one dispatch into the device's command buffer, submits
- * it and waits for its fence, under the device's lock: the results are in
- * memory when it returns. The barrier after the dispatch makes the
+ * A call records a dispatch into the device's command buffer, submits it
+ * and waits for its fence, under the device's lock: the results are in
+ * memory when it returns. A call past the device's GPUBUF_VK_MAX_FLOPS
+ * goes in several such submissions, blocks of whole output rows (or
+ * columns), so none meets a driver's timeout. The barrier after the dispatch makes the
  * shader's writes visible to the host, which reads them through its own
  * mapping of the same pages. Operands imported as dma-bufs are synced
  * around it (DMA_BUF_IOCTL_SYNC END before the submission, START after the
@@ -314,6 +316,22 @@ static uint32_t gpubuf_vk_groups(uint64_t items, uint64_t per, uint32_t max)
 	return (uint32_t)gpubuf_kargs_blocks(items, per, max ? max : 1);
 }
 
+/*
+ * Output elements of the given cost (operations each) that one submission
+ * may carry, at least one: an element's dot product is never split, so
+ * its rounding is the same however the call is cut.
+ */
+static uint64_t gpubuf_vk_per_submit(const struct gpubuf_vk *vk, uint64_t cost)
+{
+	return cost >= vk->max_flops ? 1 : vk->max_flops / cost;
+}
+
+/* Operations per output element: a multiply-add per k, or beta's one. */
+static uint64_t gpubuf_vk_cost(uint64_t k)
+{
+	return !k ? 1 : k > UINT64_MAX / 2 ? UINT64_MAX : 2 * k;
+}
+
 GPUBUF_EXPORT int gpubuf_vk_gemv(double alpha,
 				 const struct gpubuf_vk_matrix *a,
 				 const struct gpubuf_vk_matrix *x, double beta,
@@ -322,6 +340,7 @@ GPUBUF_EXPORT int gpubuf_vk_gemv(double alpha,
 	GPUBUF_KEEP_ERRNO;
 	struct gpubuf_kmat ka, kx, ky;
 	struct gpubuf_gemv_args g;
+	uint64_t esize, rows;
 	uint32_t groups[2];
 	bool f64;
 	int err;
@@ -341,13 +360,24 @@ GPUBUF_EXPORT int gpubuf_vk_gemv(double alpha,
 		err = gpubuf_vk_scalar("gpubuf_vk_gemv", &g.beta, f64);
 	if (err)
 		return err;
-	groups[0] = gpubuf_vk_groups(g.m, GPUBUF_VK_GEMV_GROUP,
-				     a->vk->max_groups[0]);
-	groups[1] = 1;
-	return gpubuf_vk_dispatch(a->vk, f64 ? GPUBUF_VK_GEMV_F64 :
-				  GPUBUF_VK_GEMV_F32, &g, sizeof(g), groups,
-				  (const uint64_t[]){ a->address, x->address,
-						      y->address });
+	/* Whole rows of y per submission, within the device's bound. */
+	esize = f64 ? 8 : 4;
+	rows = gpubuf_vk_per_submit(a->vk, gpubuf_vk_cost(g.k));
+	for (uint64_t r0 = 0; r0 < g.m && !err; r0 += rows) {
+		struct gpubuf_gemv_args s = g;
+
+		s.m = g.m - r0 < rows ? g.m - r0 : rows;
+		s.a += r0 * g.ars * esize;
+		s.y += r0 * g.incy * esize;
+		groups[0] = gpubuf_vk_groups(s.m, GPUBUF_VK_GEMV_GROUP,
+					     a->vk->max_groups[0]);
+		groups[1] = 1;
+		err = gpubuf_vk_dispatch(a->vk, f64 ? GPUBUF_VK_GEMV_F64 :
+					 GPUBUF_VK_GEMV_F32, &s, sizeof(s),
+					 groups,
+					 (const uint64_t[]){ s.a, s.x, s.y });
+	}
+	return err;
 }
 
 GPUBUF_EXPORT int gpubuf_vk_gemm(double alpha,
@@ -358,6 +388,7 @@ GPUBUF_EXPORT int gpubuf_vk_gemm(double alpha,
 	GPUBUF_KEEP_ERRNO;
 	struct gpubuf_kmat ka, kb, kc;
 	struct gpubuf_gemm_args g;
+	uint64_t esize, rows, cols;
 	uint32_t groups[2];
 	bool f64;
 	int err;
@@ -377,15 +408,38 @@ GPUBUF_EXPORT int gpubuf_vk_gemm(double alpha,
 		err = gpubuf_vk_scalar("gpubuf_vk_gemm", &g.beta, f64);
 	if (err)
 		return err;
-	/* Column tiles on x, row tiles on y; the shader strides the rest. */
-	groups[0] = gpubuf_vk_groups(g.n, GPUBUF_VK_GEMM_TILE,
-				     a->vk->max_groups[0]);
-	groups[1] = gpubuf_vk_groups(g.m, GPUBUF_VK_GEMM_TILE,
-				     a->vk->max_groups[1]);
-	return gpubuf_vk_dispatch(a->vk, f64 ? GPUBUF_VK_GEMM_F64 :
-				  GPUBUF_VK_GEMM_F32, &g, sizeof(g), groups,
-				  (const uint64_t[]){ a->address, b->address,
-						      c->address });
+	/*
+	 * Blocks of whole rows of C per submission, within the device's
+	 * bound; a row over the bound alone goes in blocks of columns.
+	 */
+	esize = f64 ? 8 : 4;
+	cols = gpubuf_vk_per_submit(a->vk, gpubuf_vk_cost(g.k));
+	rows = 1;
+	if (cols >= g.n) {
+		rows = cols / g.n;
+		cols = g.n;
+	}
+	for (uint64_t r0 = 0; r0 < g.m && !err; r0 += rows)
+		for (uint64_t c0 = 0; c0 < g.n && !err; c0 += cols) {
+			struct gpubuf_gemm_args s = g;
+
+			s.m = g.m - r0 < rows ? g.m - r0 : rows;
+			s.n = g.n - c0 < cols ? g.n - c0 : cols;
+			s.a += r0 * g.ars * esize;
+			s.b += c0 * g.bcs * esize;
+			s.c += (r0 * g.crs + c0 * g.ccs) * esize;
+			/* Column tiles on x, row tiles on y; the shader strides. */
+			groups[0] = gpubuf_vk_groups(s.n, GPUBUF_VK_GEMM_TILE,
+						     a->vk->max_groups[0]);
+			groups[1] = gpubuf_vk_groups(s.m, GPUBUF_VK_GEMM_TILE,
+						     a->vk->max_groups[1]);
+			err = gpubuf_vk_dispatch(a->vk, f64 ? GPUBUF_VK_GEMM_F64 :
+						 GPUBUF_VK_GEMM_F32, &s,
+						 sizeof(s), groups,
+						 (const uint64_t[]){ s.a, s.b,
+								     s.c });
+		}
+	return err;
 }
 
 #else /* no Vulkan, or no SPIR-V compiled at build time */

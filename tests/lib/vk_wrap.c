@@ -367,6 +367,46 @@ static int wrapped_device_runs_gemv(void)
 	return T_PASS;
 }
 
+/*
+ * V3: with GPUBUF_VK_MAX_FLOPS=32 an 8 x 8 GEMV (16 operations a row of y)
+ * goes in four submissions of two rows each, counted at the application's
+ * vkQueueSubmit, with the same result; with 16 (one row) in eight, and
+ * with the default in one.
+ */
+static int large_calls_go_in_bounded_submissions(void)
+{
+	static const struct { const char *bound; int submits; } runs[] = {
+		{ "32", 4 }, { "16", 8 }, { "1", 8 }, { NULL, 1 },
+	};
+	struct gpubuf_ctx *ctx;
+	struct gpubuf_vk_device d;
+	struct gpubuf_vk *vk = NULL;
+	struct t_gemv g;
+	struct t_app a;
+
+	if (t_app_open(&a))
+		return t_skip("no Vulkan 1.2 device with VK_EXT_external_memory_host");
+	ctx = t_open();
+	d = t_desc(&a, GPUBUF_VK_FEATURE_HOST_IMPORT);
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		if (runs[i].bound)
+			T_EQ(setenv("GPUBUF_VK_MAX_FLOPS", runs[i].bound, 1), 0);
+		else
+			unsetenv("GPUBUF_VK_MAX_FLOPS");
+		T_EQ(gpubuf_vk_wrap(&d, &vk), 0);
+		T_EQ(t_gemv_setup(ctx, vk, &g), T_PASS);
+		t_submits = 0;
+		T_EQ(t_gemv_checked(&g), T_PASS);
+		T_EQ(t_submits, runs[i].submits);
+		t_gemv_release(vk, &g);
+		gpubuf_vk_close(vk);
+		vk = NULL;
+	}
+	t_app_close(&a);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
 static int lost_submission_marks_the_device_lost(void)
 {
 	struct gpubuf_ctx *ctx;
@@ -601,6 +641,7 @@ static const struct t_test tests[] = {
 	T_TEST(imported_buffer_is_not_pooled),
 	T_TEST(wrapped_device_runs_gemv),
 	T_TEST(lost_submission_marks_the_device_lost),
+	T_TEST(large_calls_go_in_bounded_submissions),
 };
 
 int main(void)

@@ -771,6 +771,72 @@ static int fork_child_gets_enodev(void)
 	return T_PASS;
 }
 
+/*
+ * V3: a call past GPUBUF_VK_MAX_FLOPS (read when a device is opened) goes
+ * in several submissions of whole rows of the output, or of columns when
+ * one row alone is past the bound; every element is still one dot
+ * product, so the results are those of one submission: checked against
+ * the reference for every layout, with the padding untouched. A bound of
+ * 2000 splits the 37 x 45 x 53 GEMM (106 operations an element) into
+ * blocks of 18 columns, 20000 into blocks of 4 rows. A bound that is not
+ * a positive integer is refused when the device is opened.
+ */
+static int bounded_submissions_match_reference(void)
+{
+	static const char *const bounds[] = { "2000", "20000" };
+	static const char *const bad[] = { "0", "-5", "12x", "" };
+	static const struct t_shape shapes[] = { { 37, 45, 53 }, { 5, 70, 3 } };
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_vk *vk = NULL;
+	int cases = 0;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		T_EQ(setenv("GPUBUF_VK_MAX_FLOPS", bad[i], 1), 0);
+		if (!bad[i][0]) {
+			/* Empty is unset: the default. */
+			vk = t_vk(0);
+			T_CHECK(vk);
+			gpubuf_vk_close(vk);
+			continue;
+		}
+		T_EQ(gpubuf_vk_open(0, 0, &vk), -EINVAL);
+		T_CHECK(strstr(gpubuf_last_error(), "GPUBUF_VK_MAX_FLOPS"));
+		T_CHECK(vk == NULL);
+	}
+	for (size_t b = 0; b < sizeof(bounds) / sizeof(bounds[0]); b++) {
+		T_EQ(setenv("GPUBUF_VK_MAX_FLOPS", bounds[b], 1), 0);
+		vk = t_vk(0);
+		T_CHECK(vk);
+		for (size_t s = 0; s < sizeof(shapes) / sizeof(shapes[0]); s++)
+			for (unsigned int l = 0; l < 16; l++) {
+				struct t_gemm g = { GPUBUF_DTYPE_F32, shapes[s],
+						    l & 7, l >> 3, 1.25, -0.5 };
+
+				if (t_gemm_run(ctx, vk, &g) != T_PASS) {
+					printf("# bound %s, %zux%zux%zu, layouts %u, transposed A %d\n",
+					       bounds[b], g.sh.m, g.sh.n, g.sh.k,
+					       g.layouts, g.transpose_a);
+					return T_FAIL;
+				}
+				cases++;
+			}
+		for (int l = 0; l < 4; l++) {
+			if (t_gemv_run(ctx, vk, GPUBUF_DTYPE_F32, 300, 177, l & 1,
+				       -0.75, 2.0, l >> 1) != T_PASS) {
+				printf("# bound %s, GEMV 300x177, layout %d, strided vectors %d\n",
+				       bounds[b], l & 1, l >> 1);
+				return T_FAIL;
+			}
+			cases++;
+		}
+		gpubuf_vk_close(vk);
+	}
+	unsetenv("GPUBUF_VK_MAX_FLOPS");
+	printf("# %d cases under bounded submissions\n", cases);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
 struct t_thread {
 	struct gpubuf_ctx *ctx;
 	struct gpubuf_vk *vk;
@@ -855,6 +921,7 @@ int main(void)
 		T_TEST_ON(T_VULKAN, outputs_checked),
 		T_TEST_ON(T_VULKAN, gemv_both_layouts_match_reference),
 		T_TEST_ON(T_VULKAN, gemm_every_layout_matches_reference),
+		T_TEST_ON(T_VULKAN, bounded_submissions_match_reference),
 		T_TEST_ON(T_VULKAN, validation_layer_reports_nothing),
 		T_TEST_ON(T_VULKAN, threads_share_a_device),
 		T_TEST_ON(T_VULKAN, fork_child_gets_enodev),
