@@ -61,6 +61,8 @@ awk '/^@@DEMO-BEGIN/ { on = 1; next }
 echo
 echo "gpubuf: the vulkan mode on this machine (memfd backend; lavapipe, if that is the device, runs on the CPU)"
 make -s -C tools >&2
+# --reps 5 is the mode's default; given, it also bounds the 1M-element
+# vector adds, which take tens of ms each on lavapipe (1000 by default).
 LD_LIBRARY_PATH="$top/libgpubuf/build${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
-	GPUBUF_BACKEND=memfd tools/build/gpubuf-bench vulkan 2>&1 | cat
+	GPUBUF_BACKEND=memfd tools/build/gpubuf-bench vulkan --reps 5 2>&1 | cat
 exit "$rc"

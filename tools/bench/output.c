@@ -111,7 +111,9 @@ static void table_mode_title(const struct bench *b, enum bench_mode m,
 	case MODE_VULKAN:
 		printf("# vulkan: libgpubuf's SPIR-V GEMV (f32, square A of the size shown) on gpubuf\n"
 		       "# memory in place vs A copied into device memory first; gpubuf_vk_import +\n"
-		       "# release; ms per operation, host-timed around synchronous calls\n");
+		       "# release; ms per operation, host-timed around synchronous calls. Latency,\n"
+		       "# us per call with its p99: an empty submission and its fence, a 1x1 GEMV,\n"
+		       "# and a 1M-element vector add (a GEMV with k = 1) repeated 1000 times\n");
 		value_columns();
 		break;
 	case MODE_RDMA:
@@ -161,9 +163,12 @@ static void cuda_row(const struct result *r, const char *sz,
 	if (r->rate_name) {
 		printf("  ");
 		print_value(0, 1, r->rate);
-		printf(" %s",
-		       strcmp(r->rate_name, "gflop_per_s") ? "GB/s effective" :
-		       "GFLOP/s");
+		if (!strcmp(r->rate_name, "p99_us"))
+			printf(" us p99");
+		else
+			printf(" %s",
+			       strcmp(r->rate_name, "gflop_per_s") ?
+			       "GB/s effective" : "GFLOP/s");
 	} else if (!strcmp(m, "seconds_per_gib"))
 		printf("  register %.2f ms, unregister %.2f ms",
 		       r->seconds * 1e3, r->free_seconds * 1e3);

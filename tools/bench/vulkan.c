@@ -7,6 +7,10 @@
  *    (vkCmdCopyBuffer into a DEVICE_LOCAL buffer), then the same GEMV there;
  *  - vk_import: what gpubuf_vk_import() and gpubuf_vk_release() of a fresh
  *    buffer cost.
+ * Then launch latency, as seed 002 compares runtimes (vk_latency()): an
+ * empty submission and its fence, and the library's smallest GEMV, in
+ * microseconds (median and p99); and a 1M-element vector add repeated
+ * 1000 times.
  * Ratio, from interleaved pairs: in place over copy + GEMV. Everything is
  * host-timed around synchronous calls. The device is the tool's own
  * (libvulkan.so.1 with dlopen), handed to the library with
@@ -44,54 +48,7 @@ int mode_vulkan(struct bench *b)
 
 #else /* GPUBUF_TOOLS_HAVE_VULKAN */
 
-#define VK_NO_PROTOTYPES
-#include <vulkan/vulkan.h>
-
-/* Vulkan headers before 1.2.175 (bullseye's) lack these. */
-#ifndef VK_API_VERSION_MAJOR
-#define VK_API_VERSION_MAJOR(version) (((uint32_t)(version) >> 22) & 0x7fU)
-#define VK_API_VERSION_MINOR(version) (((uint32_t)(version) >> 12) & 0x3ffU)
-#define VK_API_VERSION_PATCH(version) ((uint32_t)(version) & 0xfffU)
-#endif
-
-/* vkDestroyInstance first: whatever else is missing, the instance goes. */
-#define VKB_FNS(X)							\
-	X(vkDestroyInstance)						\
-	X(vkEnumeratePhysicalDevices) X(vkGetPhysicalDeviceProperties)	\
-	X(vkGetPhysicalDeviceFeatures2) X(vkGetPhysicalDeviceMemoryProperties) \
-	X(vkGetPhysicalDeviceQueueFamilyProperties)			\
-	X(vkEnumerateDeviceExtensionProperties) X(vkCreateDevice)	\
-	X(vkGetDeviceProcAddr)
-#define VKB_DEV_FNS(X)							\
-	X(vkDestroyDevice) X(vkGetDeviceQueue) X(vkCreateBuffer)	\
-	X(vkDestroyBuffer) X(vkGetBufferMemoryRequirements)		\
-	X(vkAllocateMemory) X(vkFreeMemory) X(vkBindBufferMemory)	\
-	X(vkGetBufferDeviceAddress) X(vkCreateCommandPool)		\
-	X(vkDestroyCommandPool) X(vkAllocateCommandBuffers)		\
-	X(vkResetCommandBuffer) X(vkBeginCommandBuffer)			\
-	X(vkEndCommandBuffer) X(vkCmdCopyBuffer) X(vkCmdPipelineBarrier) \
-	X(vkCreateFence) X(vkDestroyFence) X(vkResetFences)		\
-	X(vkWaitForFences) X(vkQueueSubmit)
-
-struct vk_bench {
-	struct bench *b;
-#define VKB_FIELD(n) PFN_##n n;
-	VKB_FNS(VKB_FIELD)
-	VKB_DEV_FNS(VKB_FIELD)
-#undef VKB_FIELD
-	VkInstance inst;
-	VkPhysicalDevice phys;
-	VkDevice dev;
-	VkQueue queue;
-	uint32_t family;
-	VkPhysicalDeviceMemoryProperties mem;
-	VkCommandPool pool;
-	VkCommandBuffer cmd;
-	VkFence fence;
-	struct gpubuf_vk *vk;
-	struct gpubuf_vk_info info;
-	int reps, warmup;
-};
+#include "vk_bench.h"
 
 /* One size's operands: A, x, y in gpubuf memory; A's device copy. */
 struct vk_size {
@@ -105,7 +62,7 @@ struct vk_size {
 
 static const uint64_t vk_default_sizes[] = { 16 * MIB };
 
-static int vk_fail(char *why, size_t len, const char *what, VkResult r)
+int vk_fail(char *why, size_t len, const char *what, VkResult r)
 {
 	snprintf(why, len, "%s: VkResult %d", what, (int)r);
 	return -EIO;
@@ -392,9 +349,9 @@ static int vk_device_buffer(struct vk_bench *vb, struct vk_size *s,
 	return 0;
 }
 
-static int vk_operand(struct vk_bench *vb, struct gpubuf_matrix *m,
-		      size_t rows, size_t cols, struct gpubuf_vk_memory *mem,
-		      struct gpubuf_vk_matrix *v, char *why, size_t len)
+int vk_operand(struct vk_bench *vb, struct gpubuf_matrix *m, size_t rows,
+	       size_t cols, struct gpubuf_vk_memory *mem,
+	       struct gpubuf_vk_matrix *v, char *why, size_t len)
 {
 	struct gpubuf_vk_memory tmp;
 	int err;
@@ -541,9 +498,8 @@ static int vk_sample(struct vk_bench *vb, struct vk_size *s, enum vk_op op,
 static const char *const vk_ops[] = { "gemv_inplace", "gemv_copy", "vk_import" };
 static const char *const vk_mems[] = { "gpubuf", "device_copy", "gpubuf" };
 
-static struct result *vk_row_skip(struct vk_bench *vb, const char *op,
-				  const char *mem, uint64_t size,
-				  const char *why)
+struct result *vk_row_skip(struct vk_bench *vb, const char *op,
+			   const char *mem, uint64_t size, const char *why)
 {
 	struct result *r = result_add(vb->b, MODE_VULKAN, RES_SKIPPED);
 
@@ -712,6 +668,7 @@ int mode_vulkan(struct bench *b)
 	}
 	if (!ratios)
 		vk_ratio(&vb, NULL, ratio_size, "the ratio size was not measured");
+	vk_latency(&vb);
 	progress_end();
 	vk_teardown(&vb);
 	return EXIT_OK;
