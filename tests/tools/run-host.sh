@@ -385,7 +385,7 @@ run vulkan $bench vulkan --size 1M --reps 3 --warmup 0 --json
 if grep -q '"mode": "vulkan", "op": "all", "memory": "-", "status": "unavailable"' "$tmp/vulkan.out"; then
 	not_ok "gpubuf-bench vulkan runs: no Vulkan device (install mesa-vulkan-drivers)" "$tmp/vulkan.out"
 elif [ $have_py = 1 ]; then
-	check "gpubuf-bench vulkan: GEMV in place and after a copy, import cost, the ratio, launch latency rows with their p99; a CPU device says it is not a GPU" \
+	check "gpubuf-bench vulkan: GEMV in place and after a copy with effective GB/s, the host's read of the same memory, import cost, both ratios, launch latency rows with their p99; a CPU device says it is not a GPU" \
 		"$tmp/vulkan.out" "$tmp/vulkan.err" -- sh -c "[ \$(cat '$tmp/vulkan.rc') = 0 ] &&
 		python3 - '$tmp/vulkan.out'" <<'PY'
 import json, sys
@@ -395,8 +395,14 @@ info = [r for r in res if r["status"] == "info"]
 assert len(info) == 1, res
 ok = {(r["op"], r["memory"]) for r in res if r["status"] == "ok"}
 assert ok == {("gemv_inplace", "gpubuf"), ("gemv_copy", "device_copy"),
-              ("vk_import", "gpubuf"), ("empty_submit", "-"),
-              ("gemv_1x1", "gpubuf"), ("vadd_1m", "gpubuf")}, res
+              ("vk_import", "gpubuf"), ("host_read", "gpubuf"),
+              ("empty_submit", "-"), ("gemv_1x1", "gpubuf"),
+              ("vadd_1m", "gpubuf")}, res
+# GEMV and the host's read of the same memory as effective GB/s.
+eff = {r["op"]: r["effective_gb_per_s"] for r in res
+       if r["status"] == "ok" and "effective_gb_per_s" in r}
+assert set(eff) == {"gemv_inplace", "gemv_copy", "host_read"}, res
+assert all(v > 0 for v in eff.values()), eff
 lat = {r["op"]: r for r in res if r["status"] == "ok" and "us" in r}
 assert set(lat) == {"empty_submit", "gemv_1x1", "vadd_1m"}, res
 # 1000 samples each, the vector add as many as --reps; the p99 is a
@@ -405,8 +411,9 @@ assert lat["empty_submit"]["reps"] == 1000 and lat["gemv_1x1"]["reps"] == 1000, 
 assert lat["vadd_1m"]["reps"] == 3 and lat["vadd_1m"]["size_bytes"] == 4 << 20, lat
 assert all(l["us"] > 0 and l["p99_us"] >= l["us"] for l in lat.values()), lat
 assert all(r["ms"] > 0 for r in res if r["status"] == "ok" and r["op"] not in lat), res
-rat = d["ratios"]["gemv_inplace_vs_copy"]
-assert rat["status"] == "ok" and rat["pairs"] == 3 and rat["ratio"] > 0, rat
+for name in ("gemv_inplace_vs_copy", "gemv_inplace_vs_host_read"):
+    rat = d["ratios"][name]
+    assert rat["status"] == "ok" and rat["pairs"] == 3 and rat["ratio"] > 0, rat
 if "llvmpipe" in info[0]["info"]:
     assert "not a GPU" in info[0]["info"], info
 PY

@@ -159,6 +159,8 @@ void result_reason(struct result *r, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Read/write bytes so the compiler cannot drop the work. */
 extern volatile uint64_t bench_sink;
+/* host.c: the host mode's read kernel, the sum of words into bench_sink. */
+void bench_read_words(const uint64_t *p, size_t words);
 
 /* ratio.c */
 /*

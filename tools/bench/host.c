@@ -58,7 +58,7 @@ static const uint64_t host_default_sizes[] = {
  * for a last part, summed by the tail loop.
  */
 __attribute__((noinline))
-static void kern_read(const uint64_t *p, size_t words)
+void bench_read_words(const uint64_t *p, size_t words)
 {
 	uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, s6 = 0, s7 = 0;
 	size_t i;
@@ -139,7 +139,7 @@ static void *host_worker_fn(void *arg)
 		t0 = now_ns();
 		for (it = 0; it < r->iters; it++) {
 			if (r->op == OP_READ)
-				kern_read(src + lo, len);
+				bench_read_words(src + lo, len);
 			else if (r->op == OP_WRITE)
 				kern_write(dst + lo, len, it + rep);
 			else

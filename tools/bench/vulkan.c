@@ -454,7 +454,7 @@ static int vk_copy_a(struct vk_bench *vb, struct vk_size *s, char *why,
 	return r == VK_SUCCESS ? 0 : vk_fail(why, len, "vkQueueSubmit (copy)", r);
 }
 
-enum vk_op { VK_INPLACE, VK_COPY, VK_IMPORT };
+enum vk_op { VK_INPLACE, VK_COPY, VK_IMPORT, VK_HOST_READ };
 
 /* One sample of op, in ms (import: import + release, with the release). */
 static int vk_sample(struct vk_bench *vb, struct vk_size *s, enum vk_op op,
@@ -463,7 +463,12 @@ static int vk_sample(struct vk_bench *vb, struct vk_size *s, enum vk_op op,
 	uint64_t t0 = now_ns(), t1;
 	int err = 0;
 
-	if (op == VK_IMPORT) {
+	if (op == VK_HOST_READ) {
+		/* The host mode's read kernel over A, in the same memory. */
+		bench_read_words(gpubuf_matrix_data(&s->a),
+				 s->a.rows * s->a.ld * 4 / 8);
+		*ms = (double)(now_ns() - t0) / 1e6;
+	} else if (op == VK_IMPORT) {
 		struct gpubuf_vk_memory m;
 		struct gpubuf *buf;
 
@@ -495,8 +500,22 @@ static int vk_sample(struct vk_bench *vb, struct vk_size *s, enum vk_op op,
 	return err;
 }
 
-static const char *const vk_ops[] = { "gemv_inplace", "gemv_copy", "vk_import" };
-static const char *const vk_mems[] = { "gpubuf", "device_copy", "gpubuf" };
+static const char *const vk_ops[] = { "gemv_inplace", "gemv_copy", "vk_import",
+				      "host_read" };
+static const char *const vk_mems[] = { "gpubuf", "device_copy", "gpubuf",
+				       "gpubuf" };
+
+/*
+ * Bytes a GEMV at s moves (A, x, y once each), or host_read reads (A's
+ * rows, with any padding between them).
+ */
+static double vk_bytes(const struct vk_size *s, enum vk_op op)
+{
+	double rows = (double)s->a.rows;
+
+	return op == VK_HOST_READ ? rows * (double)s->a.ld * 4 :
+	       rows * (double)s->a.cols * 4 + 2 * rows * 4;
+}
 
 struct result *vk_row_skip(struct vk_bench *vb, const char *op,
 			   const char *mem, uint64_t size, const char *why)
@@ -543,6 +562,10 @@ static void vk_row(struct vk_bench *vb, struct vk_size *s, enum vk_op op)
 	r->metric = "ms";
 	stats(v, vb->reps, &r->med, &r->min, &r->max);
 	r->seconds = r->med / 1e3;
+	if (op != VK_IMPORT && r->med > 0) {
+		r->rate_name = "effective_gb_per_s";
+		r->rate = vk_bytes(s, op) / (r->med * 1e6);
+	}
 	if (op == VK_IMPORT) {
 		stats(w, vb->reps, &r->free_seconds, &lo, &hi);
 		result_reason(r, "import %.3f ms, release %.3f ms",
@@ -556,9 +579,10 @@ out:
 
 /* In place over copy + GEMV, from interleaved pairs at s's size. */
 static void vk_ratio(struct vk_bench *vb, struct vk_size *s, uint64_t size,
-		     const char *fail)
+		     enum vk_op den, const char *fail)
 {
-	int idx = ratio_add(vb->b, MODE_VULKAN, "gemv_inplace_vs_copy",
+	int idx = ratio_add(vb->b, MODE_VULKAN, den == VK_COPY ?
+			    "gemv_inplace_vs_copy" : "gemv_inplace_vs_host_read",
 			    "gpubuf", size);
 	struct ratio *rt = &vb->b->rat[idx];
 	double *v, ms, second;
@@ -569,7 +593,7 @@ static void vk_ratio(struct vk_bench *vb, struct vk_size *s, uint64_t size,
 		ratio_fail(rt, "%s", fail);
 		return;
 	}
-	if (!ratio_sides(vb->b, rt, "gemv_inplace", "gemv_copy", "device_copy"))
+	if (!ratio_sides(vb->b, rt, "gemv_inplace", vk_ops[den], vk_mems[den]))
 		return;
 	v = calloc(2 * (size_t)vb->reps, sizeof(double));
 	if (!v) {
@@ -579,7 +603,7 @@ static void vk_ratio(struct vk_bench *vb, struct vk_size *s, uint64_t size,
 	progress("vulkan: ratio %s", rt->name);
 	for (i = 0; i < vb->warmup + vb->reps; i++)
 		for (int side = 0; side < 2; side++) {
-			if (vk_sample(vb, s, side ? VK_COPY : VK_INPLACE, &ms,
+			if (vk_sample(vb, s, side ? den : VK_INPLACE, &ms,
 				      &second, why, sizeof(why))) {
 				ratio_fail(rt, "interleaved run: %s", why);
 				free(v);
@@ -602,14 +626,18 @@ static void vk_one_size(struct vk_bench *vb, uint64_t size, int ratio)
 	s = vk_size_get(vb, size, why, sizeof(why));
 	if (!s) {
 		vk_row_skip(vb, "all", "gpubuf", size, why);
-		if (ratio)
-			vk_ratio(vb, NULL, size, why);
+		if (ratio) {
+			vk_ratio(vb, NULL, size, VK_COPY, why);
+			vk_ratio(vb, NULL, size, VK_HOST_READ, why);
+		}
 		return;
 	}
-	for (enum vk_op op = VK_INPLACE; op <= VK_IMPORT; op++)
+	for (enum vk_op op = VK_INPLACE; op <= VK_HOST_READ; op++)
 		vk_row(vb, s, op);
-	if (ratio)
-		vk_ratio(vb, s, size, NULL);
+	if (ratio) {
+		vk_ratio(vb, s, size, VK_COPY, NULL);
+		vk_ratio(vb, s, size, VK_HOST_READ, NULL);
+	}
 	vk_size_put(vb, s);
 }
 
@@ -666,8 +694,12 @@ int mode_vulkan(struct bench *b)
 		ratios |= take;
 		vk_one_size(&vb, sizes[i], take);
 	}
-	if (!ratios)
-		vk_ratio(&vb, NULL, ratio_size, "the ratio size was not measured");
+	if (!ratios) {
+		vk_ratio(&vb, NULL, ratio_size, VK_COPY,
+			 "the ratio size was not measured");
+		vk_ratio(&vb, NULL, ratio_size, VK_HOST_READ,
+			 "the ratio size was not measured");
+	}
 	vk_latency(&vb);
 	progress_end();
 	vk_teardown(&vb);
