@@ -57,6 +57,13 @@ struct vk_bench {
 	struct gpubuf_vk *vk;
 	struct gpubuf_vk_info info;
 	int reps, warmup;
+	/* vulkan_blas.c: OpenBLAS's cblas_sgemv, or NULL and why not */
+	void *blas;
+	void (*sgemv)(int order, int trans, int m, int n, float alpha,
+		      const float *a, int lda, const float *x, int incx,
+		      float beta, float *y, int incy);
+	char blas_name[96];
+	char blas_why[160];
 };
 
 /* A VkResult as "what: VkResult N" in why; -EIO. */
@@ -70,5 +77,8 @@ struct result *vk_row_skip(struct vk_bench *vb, const char *op,
 			   const char *mem, uint64_t size, const char *why);
 /* vulkan_latency.c: the launch-latency rows. */
 void vk_latency(struct vk_bench *vb);
+/* vulkan_blas.c: OpenBLAS for the anchor row, if there is one; and close. */
+void vk_blas_open(struct vk_bench *vb);
+void vk_blas_close(struct vk_bench *vb);
 
 #endif /* GPUBUF_BENCH_VK_BENCH_H */

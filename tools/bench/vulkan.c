@@ -281,6 +281,7 @@ static int vk_setup(struct vk_bench *vb, char *why, size_t len)
 
 static void vk_teardown(struct vk_bench *vb)
 {
+	vk_blas_close(vb);
 	gpubuf_vk_close(vb->vk);
 	if (vb->dev && vb->vkDestroyDevice) {
 		if (vb->fence)
@@ -454,7 +455,7 @@ static int vk_copy_a(struct vk_bench *vb, struct vk_size *s, char *why,
 	return r == VK_SUCCESS ? 0 : vk_fail(why, len, "vkQueueSubmit (copy)", r);
 }
 
-enum vk_op { VK_INPLACE, VK_COPY, VK_IMPORT, VK_HOST_READ };
+enum vk_op { VK_INPLACE, VK_COPY, VK_IMPORT, VK_HOST_READ, VK_BLAS };
 
 /* One sample of op, in ms (import: import + release, with the release). */
 static int vk_sample(struct vk_bench *vb, struct vk_size *s, enum vk_op op,
@@ -463,7 +464,15 @@ static int vk_sample(struct vk_bench *vb, struct vk_size *s, enum vk_op op,
 	uint64_t t0 = now_ns(), t1;
 	int err = 0;
 
-	if (op == VK_HOST_READ) {
+	if (op == VK_BLAS) {
+		/* The same y = A x, row-major, on the same memory. */
+		vb->sgemv(101 /* CblasRowMajor */, 111 /* CblasNoTrans */,
+			  (int)s->a.rows, (int)s->a.cols, 1.0f,
+			  gpubuf_matrix_data(&s->a), (int)s->a.ld,
+			  gpubuf_matrix_data(&s->x), (int)s->x.ld, 0.0f,
+			  gpubuf_matrix_data(&s->y), (int)s->y.ld);
+		*ms = (double)(now_ns() - t0) / 1e6;
+	} else if (op == VK_HOST_READ) {
 		/* The host mode's read kernel over A, in the same memory. */
 		bench_read_words(gpubuf_matrix_data(&s->a),
 				 s->a.rows * s->a.ld * 4 / 8);
@@ -501,9 +510,9 @@ static int vk_sample(struct vk_bench *vb, struct vk_size *s, enum vk_op op,
 }
 
 static const char *const vk_ops[] = { "gemv_inplace", "gemv_copy", "vk_import",
-				      "host_read" };
+				      "host_read", "openblas_sgemv" };
 static const char *const vk_mems[] = { "gpubuf", "device_copy", "gpubuf",
-				       "gpubuf" };
+				       "gpubuf", "gpubuf" };
 
 /*
  * Bytes a GEMV at s moves (A, x, y once each), or host_read reads (A's
@@ -540,6 +549,10 @@ static void vk_row(struct vk_bench *vb, struct vk_size *s, enum vk_op op)
 	int i, err = v && w ? 0 : -ENOMEM;
 
 	progress("vulkan: %s", vk_ops[op]);
+	if (op == VK_BLAS && !vb->sgemv) {
+		vk_row_skip(vb, vk_ops[op], vk_mems[op], s->size, vb->blas_why);
+		goto out;
+	}
 	for (i = 0; !err && i < n; i++) {
 		err = vk_sample(vb, s, op, &ms, &second, why, sizeof(why));
 		if (!err && i >= vb->warmup) {
@@ -581,9 +594,12 @@ out:
 static void vk_ratio(struct vk_bench *vb, struct vk_size *s, uint64_t size,
 		     enum vk_op den, const char *fail)
 {
-	int idx = ratio_add(vb->b, MODE_VULKAN, den == VK_COPY ?
-			    "gemv_inplace_vs_copy" : "gemv_inplace_vs_host_read",
-			    "gpubuf", size);
+	static const char *const names[] = {
+		[VK_COPY] = "gemv_inplace_vs_copy",
+		[VK_HOST_READ] = "gemv_inplace_vs_host_read",
+		[VK_BLAS] = "gemv_inplace_vs_openblas",
+	};
+	int idx = ratio_add(vb->b, MODE_VULKAN, names[den], "gpubuf", size);
 	struct ratio *rt = &vb->b->rat[idx];
 	double *v, ms, second;
 	char why[256] = "";
@@ -626,18 +642,18 @@ static void vk_one_size(struct vk_bench *vb, uint64_t size, int ratio)
 	s = vk_size_get(vb, size, why, sizeof(why));
 	if (!s) {
 		vk_row_skip(vb, "all", "gpubuf", size, why);
-		if (ratio) {
-			vk_ratio(vb, NULL, size, VK_COPY, why);
-			vk_ratio(vb, NULL, size, VK_HOST_READ, why);
-		}
+		if (ratio)
+			for (enum vk_op d = VK_COPY; d <= VK_BLAS; d++)
+				if (d != VK_IMPORT)
+					vk_ratio(vb, NULL, size, d, why);
 		return;
 	}
-	for (enum vk_op op = VK_INPLACE; op <= VK_HOST_READ; op++)
+	for (enum vk_op op = VK_INPLACE; op <= VK_BLAS; op++)
 		vk_row(vb, s, op);
-	if (ratio) {
-		vk_ratio(vb, s, size, VK_COPY, NULL);
-		vk_ratio(vb, s, size, VK_HOST_READ, NULL);
-	}
+	if (ratio)
+		for (enum vk_op d = VK_COPY; d <= VK_BLAS; d++)
+			if (d != VK_IMPORT)
+				vk_ratio(vb, s, size, d, NULL);
 	vk_size_put(vb, s);
 }
 
@@ -685,6 +701,7 @@ int mode_vulkan(struct bench *b)
 	vb.warmup = b->o.warmup >= 0 ? b->o.warmup : 1;
 	nr = bench_sizes(&b->o, vk_default_sizes,
 			 sizeof(vk_default_sizes) / sizeof(uint64_t), sizes);
+	vk_blas_open(&vb);
 	vk_info_row(&vb);
 	ratio_size = bench_ratio_size(&b->o, sizes, nr);
 	progress_start();
@@ -694,12 +711,11 @@ int mode_vulkan(struct bench *b)
 		ratios |= take;
 		vk_one_size(&vb, sizes[i], take);
 	}
-	if (!ratios) {
-		vk_ratio(&vb, NULL, ratio_size, VK_COPY,
-			 "the ratio size was not measured");
-		vk_ratio(&vb, NULL, ratio_size, VK_HOST_READ,
-			 "the ratio size was not measured");
-	}
+	if (!ratios)
+		for (enum vk_op d = VK_COPY; d <= VK_BLAS; d++)
+			if (d != VK_IMPORT)
+				vk_ratio(&vb, NULL, ratio_size, d,
+					 "the ratio size was not measured");
 	vk_latency(&vb);
 	progress_end();
 	vk_teardown(&vb);
