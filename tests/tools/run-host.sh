@@ -388,22 +388,31 @@ ls /usr/lib/*/openblas-*/libopenblas.so.0 >/dev/null 2>&1 && have_openblas=1
 if grep -q '"mode": "vulkan", "op": "all", "memory": "-", "status": "unavailable"' "$tmp/vulkan.out"; then
 	not_ok "gpubuf-bench vulkan runs: no Vulkan device (install mesa-vulkan-drivers)" "$tmp/vulkan.out"
 elif [ $have_py = 1 ]; then
-	check "gpubuf-bench vulkan: GEMV in place and after a copy with effective GB/s, the host's read of the same memory, OpenBLAS's sgemv (where installed), import cost, the ratios, launch latency rows with their p99; a CPU device says it is not a GPU" \
+	check "gpubuf-bench vulkan: GEMV in place and after a copy with effective GB/s, the host's read of the same memory, the GEMM's GFLOP/s, OpenBLAS's sgemv and sgemm (where installed), import cost, the ratios, launch latency rows with their p99; a CPU device says it is not a GPU" \
 		"$tmp/vulkan.out" "$tmp/vulkan.err" -- sh -c "[ \$(cat '$tmp/vulkan.rc') = 0 ] &&
 		python3 - '$tmp/vulkan.out' $have_openblas" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
 have_openblas = sys.argv[2] == "1"
 res = [r for r in d["results"] if r["mode"] == "vulkan"]
-blas = [r for r in res if r["op"] == "openblas_sgemv"]
-assert len(blas) == 1, res
-if have_openblas:
-    assert blas[0]["status"] == "ok" and blas[0]["effective_gb_per_s"] > 0, blas
-    rat = d["ratios"]["gemv_inplace_vs_openblas"]
-    assert rat["status"] == "ok" and rat["pairs"] == 3 and rat["ratio"] > 0, rat
-else:
-    assert blas[0]["status"] == "skipped" and "libopenblas0-pthread" in blas[0]["reason"], blas
-res = [r for r in res if r["op"] != "openblas_sgemv"]
+# OpenBLAS's rows beside the GEMV and the GEMM, with their ratios, where
+# it is installed; a skip naming the package where not.
+for op, rate, ratio in (("openblas_sgemv", "effective_gb_per_s", "gemv_inplace_vs_openblas"),
+                        ("openblas_sgemm", "gflop_per_s", "gemm_inplace_vs_openblas")):
+    blas = [r for r in res if r["op"] == op]
+    assert len(blas) == 1, res
+    if have_openblas:
+        assert blas[0]["status"] == "ok" and blas[0][rate] > 0, blas
+        rat = d["ratios"][ratio]
+        assert rat["status"] == "ok" and rat["pairs"] == 3 and rat["ratio"] > 0, rat
+    else:
+        assert blas[0]["status"] == "skipped" and "libopenblas0-pthread" in blas[0]["reason"], blas
+res = [r for r in res if not r["op"].startswith("openblas_")]
+# The GEMM (512 x 512, f32) as GFLOP/s.
+gemm = [r for r in res if r["op"] == "gemm_inplace"]
+assert len(gemm) == 1 and gemm[0]["status"] == "ok" and gemm[0]["gflop_per_s"] > 0, gemm
+assert gemm[0]["size_bytes"] == 4 * 512 * 512, gemm
+res = [r for r in res if r["op"] != "gemm_inplace"]
 info = [r for r in res if r["status"] == "info"]
 assert len(info) == 1, res
 ok = {(r["op"], r["memory"]) for r in res if r["status"] == "ok"}

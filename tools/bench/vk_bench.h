@@ -62,6 +62,9 @@ struct vk_bench {
 	void (*sgemv)(int order, int trans, int m, int n, float alpha,
 		      const float *a, int lda, const float *x, int incx,
 		      float beta, float *y, int incy);
+	void (*sgemm)(int order, int transa, int transb, int m, int n, int k,
+		      float alpha, const float *a, int lda, const float *b,
+		      int ldb, float beta, float *c, int ldc);
 	char blas_name[96];
 	char blas_why[160];
 };
@@ -77,7 +80,9 @@ struct result *vk_row_skip(struct vk_bench *vb, const char *op,
 			   const char *mem, uint64_t size, const char *why);
 /* vulkan_latency.c: the launch-latency rows. */
 void vk_latency(struct vk_bench *vb);
-/* vulkan_blas.c: OpenBLAS for the anchor row, if there is one; and close. */
+/* vulkan_gemm.c: the GEMM rows, GFLOP/s, and OpenBLAS's beside them. */
+void vk_gemm_rows(struct vk_bench *vb);
+/* vulkan_blas.c: OpenBLAS for the anchor rows, if there is one; and close. */
 void vk_blas_open(struct vk_bench *vb);
 void vk_blas_close(struct vk_bench *vb);
 

@@ -716,6 +716,7 @@ int mode_vulkan(struct bench *b)
 			if (d != VK_IMPORT)
 				vk_ratio(&vb, NULL, ratio_size, d,
 					 "the ratio size was not measured");
+	vk_gemm_rows(&vb);
 	vk_latency(&vb);
 	progress_end();
 	vk_teardown(&vb);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * gpubuf-bench vulkan's anchor: OpenBLAS's sgemv on the same gpubuf
+ * gpubuf-bench vulkan's anchor: OpenBLAS's sgemv and sgemm on the same gpubuf
  * memory and the same cores, so that the GEMV figures of a CPU device
  * (lavapipe) can be read against a tuned CPU library. Loaded with
  * dlopen() like every runtime the tools use: libopenblas.so.0 on the
@@ -48,13 +48,15 @@ void vk_blas_open(struct vk_bench *vb)
 		/* Only OpenBLAS has it: the reference BLAS is no anchor. */
 		*(void **)&config = dlsym(h, "openblas_get_config");
 		*(void **)&vb->sgemv = dlsym(h, "cblas_sgemv");
-		if (config && vb->sgemv) {
+		*(void **)&vb->sgemm = dlsym(h, "cblas_sgemm");
+		if (config && vb->sgemv && vb->sgemm) {
 			vb->blas = h;
 			snprintf(vb->blas_name, sizeof(vb->blas_name), "%s",
 				 config());
 			return;
 		}
 		vb->sgemv = NULL;
+		vb->sgemm = NULL;
 		dlclose(h);
 	}
 	snprintf(vb->blas_why, sizeof(vb->blas_why),
@@ -67,6 +69,7 @@ void vk_blas_close(struct vk_bench *vb)
 		dlclose(vb->blas);
 	vb->blas = NULL;
 	vb->sgemv = NULL;
+	vb->sgemm = NULL;
 }
 
 #endif /* GPUBUF_TOOLS_HAVE_VULKAN */
