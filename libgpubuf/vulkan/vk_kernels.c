@@ -88,6 +88,8 @@ static const struct {
 /* The workgroup sizes the shaders declare. */
 #define GPUBUF_VK_GEMV_GROUP	64
 #define GPUBUF_VK_GEMM_TILE	16
+/* C per GEMM workgroup and side: 4 x 4 outputs per invocation. */
+#define GPUBUF_VK_GEMM_BLOCK	64
 
 static bool gpubuf_vk_gemm_fits(const struct gpubuf_vk *vk)
 {
@@ -429,9 +431,9 @@ GPUBUF_EXPORT int gpubuf_vk_gemm(double alpha,
 			s.b += c0 * g.bcs * esize;
 			s.c += (r0 * g.crs + c0 * g.ccs) * esize;
 			/* Column tiles on x, row tiles on y; the shader strides. */
-			groups[0] = gpubuf_vk_groups(s.n, GPUBUF_VK_GEMM_TILE,
+			groups[0] = gpubuf_vk_groups(s.n, GPUBUF_VK_GEMM_BLOCK,
 						     a->vk->max_groups[0]);
-			groups[1] = gpubuf_vk_groups(s.m, GPUBUF_VK_GEMM_TILE,
+			groups[1] = gpubuf_vk_groups(s.m, GPUBUF_VK_GEMM_BLOCK,
 						     a->vk->max_groups[1]);
 			err = gpubuf_vk_dispatch(a->vk, f64 ? GPUBUF_VK_GEMM_F64 :
 						 GPUBUF_VK_GEMM_F32, &s,
