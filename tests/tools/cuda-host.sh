@@ -73,8 +73,15 @@ rows = [r for r in rows if len(r) > 3 and r[0] in {x["op"] for x in ok}]
 assert len(rows) == len(ok), (len(rows), len(ok))
 for r, x in zip(rows, ok):
     assert (r[0], r[1]) == (x["op"], x["memory"]), (r, x)
-    assert abs(float(r[4]) - x.get("gb_per_s", x.get("ms", x.get("seconds_per_gib", -1)))) \
-        <= 5e-4 * max(1.0, float(r[4])), (r, x)
+    want = x.get("gb_per_s", x.get("ms", x.get("us", x.get("seconds_per_gib", -1))))
+    assert abs(float(r[4]) - want) <= 5e-4 * max(1.0, float(r[4])), (r, x)
+# Launch latency: 1000 samples of the 1x1 GEMV, --reps (2) vector adds, in
+# us with the p99 (a sample at or above the median by construction).
+lat = {x["op"]: x for x in ok if "us" in x}
+assert set(lat) == {"launch_gemv_1x1", "vadd_1m"}, ok
+assert lat["launch_gemv_1x1"]["reps"] == 1000 and lat["vadd_1m"]["reps"] == 2, lat
+assert lat["vadd_1m"]["size_bytes"] == 4 << 20, lat
+assert all(l["us"] > 0 and l["p99_us"] >= l["us"] for l in lat.values()), lat
 rat = d["ratios"]
 assert rat and all(v["status"] == "ok" for v in rat.values()), rat
 PY
@@ -104,11 +111,11 @@ def same(text, want, decimals):
     return err <= 5e-3 * abs(want) if abs(want) < 1 else err <= 0.5 * 10 ** -decimals
 small = 0
 for r, x in zip(rows, ok):
-    key = next(k for k in ("gb_per_s", "ms", "seconds_per_gib") if k in x)
+    key = next(k for k in ("gb_per_s", "ms", "us", "seconds_per_gib") if k in x)
     for text, want in zip(r[4:7], (x[key], x[key + "_min"], x[key + "_max"])):
         assert same(text, want, 3), (r, key, want)
         small += 0 < want < 0.1
-    rate = next((k for k in ("effective_gb_per_s", "gflop_per_s") if k in x), None)
+    rate = next((k for k in ("effective_gb_per_s", "gflop_per_s", "p99_us") if k in x), None)
     if rate:
         assert same(r[10], x[rate], 1), (r, rate, x[rate])
         small += 0 < x[rate] < 0.1

@@ -146,6 +146,13 @@ uint64_t bench_ratio_size(const struct bench_opts *o, const uint64_t *sizes,
 uint64_t now_ns(void);
 /* Sorts v in place; writes median, min, max. */
 void stats(double *v, int n, double *med, double *min, double *max);
+/*
+ * A latency row of n samples in microseconds (sorted in place): median
+ * [min..max], and the 99th percentile as its p99_us rate.
+ */
+struct result *result_latency(struct bench *b, enum bench_mode mode,
+			      const char *op, const char *mem, uint64_t size,
+			      double *us, int n);
 /* "4 KiB", "256 MiB", "1.5 GiB" */
 void fmt_size(char *buf, size_t len, uint64_t bytes);
 int gpu_host_size_check(uint64_t size, char *why, size_t len);

@@ -500,6 +500,7 @@ int mode_cuda(struct bench *b)
 	}
 	if (!ratios)
 		cu_ratios(&cb, NULL, ratio_size, NULL);
+	cu_latency(&cb);
 	progress_end();
 	cu_teardown(&cb);
 	return EXIT_OK;

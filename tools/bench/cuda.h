@@ -102,6 +102,8 @@ struct result *cu_row_skip(struct cuda_bench *cb, const char *op,
 /* a and b in turns, one ratio per pair, into ratio number idx. */
 void cu_ratio(struct cuda_bench *cb, int idx, const struct cu_op *a,
 	      const struct cu_op *b);
+/* cuda_latency.c: the launch-latency rows. */
+void cu_latency(struct cuda_bench *cb);
 /* cuBLAS on the mode's stream, or blas_why; never required. */
 void cu_blas_open(struct cuda_bench *cb);
 void cu_blas_close(struct cuda_bench *cb);

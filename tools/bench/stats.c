@@ -122,6 +122,33 @@ struct result *result_add(struct bench *b, enum bench_mode mode,
 	return r;
 }
 
+/* The value at or below which pct % of the sorted v[0..n) lie. */
+static double stats_pct(const double *v, int n, int pct)
+{
+	int i = (pct * n + 99) / 100 - 1;	/* ceil(pct n / 100) - 1 */
+
+	return v[i < 0 ? 0 : i >= n ? n - 1 : i];
+}
+
+struct result *result_latency(struct bench *b, enum bench_mode mode,
+			      const char *op, const char *mem, uint64_t size,
+			      double *us, int n)
+{
+	struct result *r = result_add(b, mode, RES_OK);
+
+	snprintf(r->op, sizeof(r->op), "%s", op);
+	snprintf(r->memory, sizeof(r->memory), "%s", mem);
+	r->size_bytes = size;
+	r->threads = 1;
+	r->reps = n;
+	r->metric = "us";
+	stats(us, n, &r->med, &r->min, &r->max);
+	r->seconds = r->med / 1e6;
+	r->rate_name = "p99_us";
+	r->rate = stats_pct(us, n, 99);
+	return r;
+}
+
 void result_reason(struct result *r, const char *fmt, ...)
 {
 	va_list ap;

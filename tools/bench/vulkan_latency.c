@@ -7,7 +7,6 @@
  * 1000 times. Host-timed around synchronous calls.
  */
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -20,14 +19,6 @@
 #define VK_LAT_SAMPLES	1000
 #define VK_VADD_ELEMS	(1u << 20)
 #define VK_VADD_REPS	1000
-
-/* The value at or below which pct % of the sorted v[0..n) lie. */
-static double vk_pct(const double *v, int n, double pct)
-{
-	int i = (int)ceil(pct / 100 * n) - 1;
-
-	return v[i < 0 ? 0 : i >= n ? n - 1 : i];
-}
 
 /* An empty command buffer, recorded once, for vk_empty_submit(). */
 static int vk_record_empty(struct vk_bench *vb, char *why, size_t len)
@@ -58,25 +49,6 @@ static int vk_empty_submit(struct vk_bench *vb, char *why, size_t len)
 	if (r == VK_SUCCESS)
 		r = vb->vkResetFences(vb->dev, 1, &vb->fence);
 	return r == VK_SUCCESS ? 0 : vk_fail(why, len, "vkQueueSubmit + fence", r);
-}
-
-/* One latency row: samples in us, median [min..max] and the p99. */
-static void vk_lat_row(struct vk_bench *vb, const char *op, const char *mem,
-		       uint64_t size, double *us, int n)
-{
-	struct result *r = result_add(vb->b, MODE_VULKAN, RES_OK);
-
-	snprintf(r->op, sizeof(r->op), "%s", op);
-	snprintf(r->memory, sizeof(r->memory), "%s", mem);
-	r->size_bytes = size;
-	r->threads = 1;
-	r->reps = n;
-	r->numa_node = -1;
-	r->metric = "us";
-	stats(us, n, &r->med, &r->min, &r->max);
-	r->seconds = r->med / 1e6;
-	r->rate_name = "p99_us";
-	r->rate = vk_pct(us, n, 99);
 }
 
 /* GEMV operands in gpubuf memory: A m x k, x k x 1, y m x 1. */
@@ -129,7 +101,7 @@ static void vk_lat_measure(struct vk_bench *vb, const char *op,
 	if (err)
 		vk_row_skip(vb, op, mem, size, why);
 	else
-		vk_lat_row(vb, op, mem, size, us, n);
+		result_latency(vb->b, MODE_VULKAN, op, mem, size, us, n);
 }
 
 /*
