@@ -315,9 +315,13 @@ static void gpubuf_vk_read_properties(struct gpubuf_vk *vk)
 	VkPhysicalDeviceMaintenance3Properties m3 = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES,
 	};
+	VkPhysicalDeviceSubgroupProperties sg = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES,
+		.pNext = &m3,
+	};
 	VkPhysicalDeviceDriverProperties drv = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES,
-		.pNext = &m3,
+		.pNext = &sg,
 	};
 	VkPhysicalDeviceProperties2 p = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
@@ -340,6 +344,10 @@ static void gpubuf_vk_read_properties(struct gpubuf_vk *vk)
 	vk->max_group_size[0] = p.properties.limits.maxComputeWorkGroupSize[0];
 	vk->max_group_size[1] = p.properties.limits.maxComputeWorkGroupSize[1];
 	vk->driver = drv.driverID;
+	vk->subgroup_size = sg.subgroupSize;
+	vk->subgroup_add = sg.subgroupSize &&
+		(sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+		(sg.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
 	vk->max_alloc = m3.maxMemoryAllocationSize;
 	vk->vkGetPhysicalDeviceMemoryProperties(vk->phys, &vk->mem);
 }

@@ -88,6 +88,10 @@
 enum gpubuf_vk_kernel {
 	GPUBUF_VK_GEMV_F32,
 	GPUBUF_VK_GEMV_F64,
+	GPUBUF_VK_GEMV_ROWS_F32,
+	GPUBUF_VK_GEMV_ROWS_F64,
+	GPUBUF_VK_GEMV_SG_F32,
+	GPUBUF_VK_GEMV_SG_F64,
 	GPUBUF_VK_GEMM_F32,
 	GPUBUF_VK_GEMM_F64,
 	GPUBUF_VK_NR_KERNELS
@@ -121,6 +125,8 @@ struct gpubuf_vk {
 	uint32_t max_group_size[2];	/* maxComputeWorkGroupSize x, y */
 	VkDriverId driver;		/* VkPhysicalDeviceDriverProperties */
 	uint64_t max_flops;		/* per submission: GPUBUF_VK_MAX_FLOPS */
+	uint32_t subgroup_size;		/* VkPhysicalDeviceSubgroupProperties */
+	bool subgroup_add;		/* subgroupAdd() in compute shaders */
 
 	/* vk_kernels.c, under lock */
 	VkCommandPool pool;

@@ -22,6 +22,10 @@ gpubuf_vk_spirv_##name##_end:				\
 
 GPUBUF_SPIRV(gemv_f32, "gemv_f32.spv")
 GPUBUF_SPIRV(gemv_f64, "gemv_f64.spv")
+GPUBUF_SPIRV(gemv_rows_f32, "gemv_rows_f32.spv")
+GPUBUF_SPIRV(gemv_rows_f64, "gemv_rows_f64.spv")
+GPUBUF_SPIRV(gemv_sg_f32, "gemv_sg_f32.spv")
+GPUBUF_SPIRV(gemv_sg_f64, "gemv_sg_f64.spv")
 GPUBUF_SPIRV(gemm_f32, "gemm_f32.spv")
 GPUBUF_SPIRV(gemm_f64, "gemm_f64.spv")
 

@@ -4,7 +4,8 @@
  * (compiled from libgpubuf/vulkan/shaders by glslangValidator and checked
  * by spirv-val at build time), parsed as they sit in the library: the
  * header, every instruction's length, one GLCompute entry point "main",
- * the workgroup size the dispatch code assumes (GEMV 64, GEMM 16 x 16),
+ * the workgroup size the dispatch code assumes (GEMV 64 in its three forms,
+ * GEMM 16 x 16),
  * 64-bit device addresses (PhysicalStorageBuffer64), and Float64 in the
  * f64 modules only, so an f32 kernel runs on devices without
  * shaderFloat64. Needs no Vulkan device.
@@ -22,6 +23,10 @@
 	extern const uint32_t gpubuf_vk_spirv_##name##_end[];
 T_SPIRV(gemv_f32)
 T_SPIRV(gemv_f64)
+T_SPIRV(gemv_rows_f32)
+T_SPIRV(gemv_rows_f64)
+T_SPIRV(gemv_sg_f32)
+T_SPIRV(gemv_sg_f64)
 T_SPIRV(gemm_f32)
 T_SPIRV(gemm_f64)
 #undef T_SPIRV
@@ -99,6 +104,14 @@ static int embedded_modules_parse(void)
 		  gpubuf_vk_spirv_gemv_f32_end, { 64, 1, 1 }, 0 },
 		{ "gemv_f64", gpubuf_vk_spirv_gemv_f64,
 		  gpubuf_vk_spirv_gemv_f64_end, { 64, 1, 1 }, 1 },
+		{ "gemv_rows_f32", gpubuf_vk_spirv_gemv_rows_f32,
+		  gpubuf_vk_spirv_gemv_rows_f32_end, { 64, 1, 1 }, 0 },
+		{ "gemv_rows_f64", gpubuf_vk_spirv_gemv_rows_f64,
+		  gpubuf_vk_spirv_gemv_rows_f64_end, { 64, 1, 1 }, 1 },
+		{ "gemv_sg_f32", gpubuf_vk_spirv_gemv_sg_f32,
+		  gpubuf_vk_spirv_gemv_sg_f32_end, { 64, 1, 1 }, 0 },
+		{ "gemv_sg_f64", gpubuf_vk_spirv_gemv_sg_f64,
+		  gpubuf_vk_spirv_gemv_sg_f64_end, { 64, 1, 1 }, 1 },
 		{ "gemm_f32", gpubuf_vk_spirv_gemm_f32,
 		  gpubuf_vk_spirv_gemm_f32_end, { 16, 16, 1 }, 0 },
 		{ "gemm_f64", gpubuf_vk_spirv_gemm_f64,

@@ -37,6 +37,8 @@ static VkDeviceSize t_max_alloc;	/* maxMemoryAllocationSize to report */
 static uint32_t t_max_invocations;	/* maxComputeWorkGroupInvocations */
 static VkDeviceSize t_host_align;	/* minImportedHostPointerAlignment */
 static VkMemoryPropertyFlags t_type_flags;	/* added to every memory type */
+static VkPhysicalDeviceType t_device_type;	/* reported instead, if set */
+static bool t_no_subgroup_add;	/* hide subgroup arithmetic */
 
 static VKAPI_ATTR void VKAPI_CALL t_props2(VkPhysicalDevice phys,
 					   VkPhysicalDeviceProperties2 *p)
@@ -45,7 +47,14 @@ static VKAPI_ATTR void VKAPI_CALL t_props2(VkPhysicalDevice phys,
 	if (t_max_invocations)
 		p->properties.limits.maxComputeWorkGroupInvocations =
 			t_max_invocations;
+	if (t_device_type)
+		p->properties.deviceType = t_device_type;
 	for (VkBaseOutStructure *s = p->pNext; s; s = s->pNext) {
+		if (t_no_subgroup_add && s->sType ==
+		    VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES)
+			((VkPhysicalDeviceSubgroupProperties *)s)
+				->supportedOperations &=
+				~(VkSubgroupFeatureFlags)VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
 		if (t_max_alloc && s->sType ==
 		    VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES)
 			((VkPhysicalDeviceMaintenance3Properties *)s)
@@ -407,6 +416,108 @@ static int large_calls_go_in_bounded_submissions(void)
 	return T_PASS;
 }
 
+/*
+ * The GEMV kernels a GPU gets for a row-major A, run on lavapipe reported
+ * as a discrete GPU: a subgroup per row (subgroupAdd()), and with the
+ * subgroup arithmetic hidden, a workgroup per row with a tree in shared
+ * memory. Ragged shapes, alpha and beta, a padded A whose padding (NaN)
+ * must not be read, against a double reference.
+ */
+static int t_rows_gemv(struct gpubuf_ctx *ctx, struct gpubuf_vk *vk,
+		       size_t m, size_t k)
+{
+	struct gpubuf_matrix pa, a, x, y;
+	struct gpubuf_vk_matrix va, vx, vy;
+	struct gpubuf_vk_memory mem;
+	double *want = calloc(m, sizeof(double)), *mag = calloc(m, sizeof(double));
+	const double alpha = 1.25, beta = -0.5;
+	int ok = 1;
+
+	T_CHECK(want && mag);
+	T_EQ(gpubuf_matrix_alloc(ctx, GPUBUF_DTYPE_F32, m, k + 3,
+				 GPUBUF_ROW_MAJOR, 0, &pa), 0);
+	T_EQ(gpubuf_matrix_sub(&pa, 0, 0, m, k, &a), 0);
+	T_EQ(gpubuf_matrix_alloc(ctx, GPUBUF_DTYPE_F32, k, 1,
+				 GPUBUF_COL_MAJOR, 0, &x), 0);
+	T_EQ(gpubuf_matrix_alloc(ctx, GPUBUF_DTYPE_F32, m, 1,
+				 GPUBUF_COL_MAJOR, 0, &y), 0);
+	for (size_t r = 0; r < m; r++)
+		for (size_t c = 0; c < k + 3; c++)
+			gpubuf_matrix_set(&pa, r, c, c < k ? t_val(r, c, 1) : NAN);
+	t_fill(&x, 2);
+	t_fill(&y, 3);
+	for (size_t r = 0; r < m; r++) {
+		for (size_t c = 0; c < k; c++) {
+			double p = t_get(&a, r, c) * t_get(&x, c, 0);
+
+			want[r] += p;
+			mag[r] += fabs(p);
+		}
+		want[r] = alpha * want[r] + beta * t_get(&y, r, 0);
+		mag[r] = fabs(alpha) * mag[r] + fabs(beta * t_get(&y, r, 0));
+	}
+	T_EQ(gpubuf_vk_import(pa.buf, vk, &mem), 0);
+	T_EQ(gpubuf_vk_import(x.buf, vk, &mem), 0);
+	T_EQ(gpubuf_vk_import(y.buf, vk, &mem), 0);
+	T_EQ(gpubuf_vk_matrix_view(&a, vk, &va), 0);
+	T_EQ(gpubuf_vk_matrix_view(&x, vk, &vx), 0);
+	T_EQ(gpubuf_vk_matrix_view(&y, vk, &vy), 0);
+	T_EQ(gpubuf_vk_gemv(alpha, &va, &vx, beta, &vy), 0);
+	for (size_t r = 0; r < m && ok; r++)
+		if (!(fabs(t_get(&y, r, 0) - want[r]) <=
+		      2.0 * (double)(k + 2) * 0x1p-24 * mag[r])) {
+			printf("# %zux%zu: y[%zu] = %g, want %g\n", m, k, r,
+			       t_get(&y, r, 0), want[r]);
+			ok = 0;
+		}
+	gpubuf_vk_release(pa.buf, vk);
+	gpubuf_vk_release(x.buf, vk);
+	gpubuf_vk_release(y.buf, vk);
+	gpubuf_matrix_release(&pa);
+	gpubuf_matrix_release(&x);
+	gpubuf_matrix_release(&y);
+	free(want);
+	free(mag);
+	return ok ? T_PASS : T_FAIL;
+}
+
+static int gpu_gemv_kernels_match_reference(void)
+{
+	static const size_t shapes[][2] = {
+		{ 300, 177 }, { 3, 1025 }, { 64, 64 }, { 70, 3 }, { 1, 2 },
+	};
+	struct gpubuf_ctx *ctx;
+	struct gpubuf_vk_device d;
+	struct gpubuf_vk *vk = NULL;
+	struct t_app a;
+
+	if (t_app_open(&a))
+		return t_skip("no Vulkan 1.2 device with VK_EXT_external_memory_host");
+	ctx = t_open();
+	d = t_desc(&a, GPUBUF_VK_FEATURE_HOST_IMPORT);
+	t_device_type = VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU;
+	for (int shared = 0; shared < 2; shared++) {
+		t_no_subgroup_add = shared;
+		T_EQ(gpubuf_vk_wrap(&d, &vk), 0);
+		for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
+			if (t_rows_gemv(ctx, vk, shapes[i][0], shapes[i][1]) !=
+			    T_PASS) {
+				printf("# %s kernel\n", shared ? "shared-memory" :
+				       "subgroup");
+				t_device_type = 0;
+				t_no_subgroup_add = false;
+				return T_FAIL;
+			}
+		gpubuf_vk_close(vk);
+		vk = NULL;
+	}
+	t_device_type = 0;
+	t_no_subgroup_add = false;
+	t_app_close(&a);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
 static int lost_submission_marks_the_device_lost(void)
 {
 	struct gpubuf_ctx *ctx;
@@ -642,6 +753,7 @@ static const struct t_test tests[] = {
 	T_TEST(wrapped_device_runs_gemv),
 	T_TEST(lost_submission_marks_the_device_lost),
 	T_TEST(large_calls_go_in_bounded_submissions),
+	T_TEST(gpu_gemv_kernels_match_reference),
 };
 
 int main(void)
