@@ -427,18 +427,24 @@ int gpubuf_vk_sync_operands(struct gpubuf_vk *vk, const uint64_t *addr,
 	/* The list cannot change under the ioctls: releases wait. */
 	pthread_mutex_lock(&vk->imports_lock);
 	nbufs = gpubuf_vk_find_dmabufs(vk, addr, n, bufs);
-	for (unsigned int i = 0; i < nbufs && !err; i++) {
+	/*
+	 * END stops at the first failure (nothing is submitted then); START
+	 * goes on, as the device wrote the output, which may come last.
+	 */
+	for (unsigned int i = 0; i < nbufs && (start || !err); i++) {
 		/* A read-only dma-buf takes read syncs only. */
 		unsigned int access = gpubuf_is_readonly(bufs[i]) ?
 				      GPUBUF_ACCESS_READ : GPUBUF_ACCESS_RW;
+		int e = start ? gpubuf_sync_begin(bufs[i], access) :
+				gpubuf_sync_end(bufs[i], access);
 
-		err = start ? gpubuf_sync_begin(bufs[i], access) :
-			      gpubuf_sync_end(bufs[i], access);
-		if (err)
+		if (e && !err) {
+			err = e;
 			gpubuf_error_set("DMA_BUF_IOCTL_SYNC (%s) on the dma-buf fd %d of an operand's buffer: %s",
 					 start ? "START, after the dispatch" :
 						 "END, before the dispatch",
-					 gpubuf_fd(bufs[i]), strerror(-err));
+					 gpubuf_fd(bufs[i]), strerror(-e));
+		}
 	}
 	pthread_mutex_unlock(&vk->imports_lock);
 	return err;

@@ -179,11 +179,13 @@ static void t_fill_nan(const struct gpubuf_matrix *p)
  * DMA_BUF_IOCTL_SYNC as the library issues it: this program defines
  * ioctl(), which the library's calls reach first. While on, each sync's fd
  * and flags are logged with what C's first element held at that moment;
- * fail, if set, answers the next sync with that errno instead.
+ * fail, if set, answers the next sync (the next START with fail_start)
+ * with that errno instead.
  */
 static struct {
 	atomic_bool on;
 	int fail;
+	bool fail_start;
 	const float *c00;
 	unsigned int n;
 	struct { int fd; unsigned long long flags; float c00; } log[16];
@@ -200,7 +202,9 @@ int ioctl(int fd, unsigned long req, ...)
 	va_end(ap);
 	if (req == DMA_BUF_IOCTL_SYNC && atomic_load(&t_sync.on)) {
 		const struct dma_buf_sync *s = arg;
-		int fail = t_sync.fail;
+		int fail = !t_sync.fail_start ||
+			   (s->flags & DMA_BUF_SYNC_END) == DMA_BUF_SYNC_START ?
+			   t_sync.fail : 0;
 
 		if (t_sync.n < 16)
 			t_sync.log[t_sync.n++] = (typeof(t_sync.log[0])){
@@ -344,6 +348,19 @@ static int dmabuf_operands_synced_around_dispatch(void)
 	T_CHECK(isnan(t_get(&mc, 0, 0)) && isnan(t_get(&mc, 7, 7)));
 	/* The device is not lost: the next call computes. */
 	T_EQ(gpubuf_vk_gemm(1, &a, &b, 0, &c), 0);
+	T_EQ(t_get(&mc, 7, 7), 16);
+
+	/* A failed START: its errno, and every buffer still gets its START. */
+	t_fill_nan(&mc);
+	t_sync_watch(&mc);
+	t_sync.fail_start = true;
+	t_sync.fail = EIO;
+	T_EQ(gpubuf_vk_gemm(1, &a, &b, 0, &c), -EIO);
+	atomic_store(&t_sync.on, false);
+	t_sync.fail_start = false;
+	T_CHECK(strstr(gpubuf_last_error(), "DMA_BUF_IOCTL_SYNC (START"));
+	T_CHECK(t_synced_once_each(0, 3, fds, 3, end));
+	T_CHECK(t_synced_once_each(3, t_sync.n, fds, 3, start));
 	T_EQ(t_get(&mc, 7, 7), 16);
 
 	gpubuf_matrix_release(&ma);
