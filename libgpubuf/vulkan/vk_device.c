@@ -107,8 +107,8 @@ static int gpubuf_vk_max_flops_env(uint64_t *out)
 	if (!env || !*env)
 		return 0;
 	errno = 0;
-	v = strtoull(env, &end, 0);
-	if (errno || *end || !v || *env == '-') {
+	v = strtoull(env, &end, 10);
+	if (*env < '0' || *env > '9' || errno || *end || !v) {
 		gpubuf_error_set("GPUBUF_VK_MAX_FLOPS=%s is not a positive integer",
 				 env);
 		return -EINVAL;
@@ -347,7 +347,8 @@ static void gpubuf_vk_read_properties(struct gpubuf_vk *vk)
 	vk->subgroup_size = sg.subgroupSize;
 	vk->subgroup_add = sg.subgroupSize &&
 		(sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
-		(sg.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT);
+		(sg.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) &&
+		(sg.supportedOperations & VK_SUBGROUP_FEATURE_BALLOT_BIT);
 	vk->max_alloc = m3.maxMemoryAllocationSize;
 	vk->vkGetPhysicalDeviceMemoryProperties(vk->phys, &vk->mem);
 }

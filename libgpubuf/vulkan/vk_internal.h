@@ -126,7 +126,7 @@ struct gpubuf_vk {
 	VkDriverId driver;		/* VkPhysicalDeviceDriverProperties */
 	uint64_t max_flops;		/* per submission: GPUBUF_VK_MAX_FLOPS */
 	uint32_t subgroup_size;		/* VkPhysicalDeviceSubgroupProperties */
-	bool subgroup_add;		/* subgroupAdd() in compute shaders */
+	bool subgroup_add;		/* subgroupAdd(), ballot in compute */
 
 	/* vk_kernels.c, under lock */
 	VkCommandPool pool;

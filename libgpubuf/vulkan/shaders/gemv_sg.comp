@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 //
 // y = alpha A x + beta y, A m x k, walked along its rows with subgroup
-// arithmetic: one subgroup per row of y, rows strided over the dispatch.
+// arithmetic (and ballot, to count a subgroup's invocations): one
+// subgroup per row of y, rows strided over the dispatch.
 // The invocations of a subgroup read neighbouring elements of the row
 // (coalesced for a row-major A) and subgroupAdd() sums them: no shared
 // memory and no barrier. For devices without subgroup arithmetic in
@@ -12,6 +13,7 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_KHR_shader_subgroup_ballot : require
 #include "common.glsl"
 
 layout(local_size_x = 64) in;
@@ -27,8 +29,15 @@ layout(push_constant, std430) uniform Args {
 
 void main()
 {
-	const uint lane = gl_SubgroupInvocationID;
-	const uint64_t width = gl_SubgroupSize;
+	/*
+	 * A subgroup need not be full (no REQUIRE_FULL_SUBGROUPS: ANV may
+	 * run a shader reporting 32 at SIMD8; a subgroupSize above 64 leaves
+	 * the 64-invocation workgroup one partial subgroup): number and
+	 * count the invocations that exist, not gl_SubgroupSize.
+	 */
+	const uvec4 live = subgroupBallot(true);
+	const uint lane = subgroupBallotExclusiveBitCount(live);
+	const uint64_t width = subgroupBallotBitCount(live);
 	const uint64_t stride = uint64_t(gl_NumWorkGroups.x) * gl_NumSubgroups;
 
 	// The row loop is the same for the whole subgroup: subgroupAdd() is
