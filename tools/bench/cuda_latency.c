@@ -85,7 +85,7 @@ void cu_latency(struct cuda_bench *cb)
 			cb->b->o.reps : CU_VADD_REPS;
 	const uint64_t vbytes = 4ULL * CU_VADD_ELEMS;
 	double *us = calloc(CU_LAT_SAMPLES, sizeof(double));
-	CUdeviceptr d[3] = { 0 }, v[2] = { 0 };
+	CUdeviceptr d[3] = { 0 }, v[3] = { 0 };
 	struct gpubuf_cuda_matrix a, x, y;
 	char why[256] = "";
 	int err = us ? 0 : -ENOMEM;
@@ -110,12 +110,13 @@ void cu_latency(struct cuda_bench *cb)
 
 	/* The vector add: A and y of 2^20 elements, x of one. */
 	why[0] = 0;
-	err = us && d[1] ? 0 : -ENOMEM;
-	for (int i = 0; !err && i < 2; i++)
-		err = cu_dev_filled(cb, &v[i], vbytes, why, sizeof(why));
+	err = us ? 0 : -ENOMEM;
+	for (int i = 0; !err && i < 3; i++)
+		err = cu_dev_filled(cb, &v[i], i < 2 ? vbytes : 4, why,
+				    sizeof(why));
 	if (!err) {
 		a = cu_dev_view(cb, v[0], CU_VADD_ELEMS);
-		x = cu_dev_view(cb, d[1], 1);
+		x = cu_dev_view(cb, v[2], 1);
 		y = cu_dev_view(cb, v[1], CU_VADD_ELEMS);
 		err = cu_lat_samples(cb, &a, &x, 1.0, &y, vadd_reps, us, why,
 				     sizeof(why));
@@ -129,7 +130,7 @@ void cu_latency(struct cuda_bench *cb)
 	for (int i = 0; i < 3; i++)
 		if (d[i])
 			cb->cu->cuMemFree(d[i]);
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 3; i++)
 		if (v[i])
 			cb->cu->cuMemFree(v[i]);
 	free(us);

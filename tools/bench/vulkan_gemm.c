@@ -143,9 +143,12 @@ void vk_gemm_rows(struct vk_bench *vb)
 		err = vk_operand(vb, &o.c, VK_GEMM_N, VK_GEMM_N, NULL, &o.vc,
 				 why, sizeof(why));
 	if (err) {
-		vk_row_skip(vb, "gemm_inplace", "gpubuf", size,
-			    why[0] ? why : "out of memory");
-		vk_gemm_ratio(vb, NULL, size, why[0] ? why : "out of memory");
+		const char *w = why[0] ? why : "out of memory";
+
+		vk_row_skip(vb, "gemm_inplace", "gpubuf", size, w);
+		vk_row_skip(vb, "openblas_sgemm", "gpubuf", size,
+			    vb->sgemm ? w : vb->blas_why);
+		vk_gemm_ratio(vb, NULL, size, w);
 	} else {
 		vk_gemm_row(vb, &o, 0, size, v);
 		vk_gemm_row(vb, &o, 1, size, v);
