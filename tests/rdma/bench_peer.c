@@ -187,10 +187,19 @@ int main(int argc, char **argv)
 	}
 	if (!want_write || !want_read)
 		steps[n++] = (struct step){ !want_write, 0 };
+	/*
+	 * The operation not asked for gets 15 s, well inside the server's
+	 * side-channel timeout: 5.10's rxe answers it with no completion at
+	 * all (the queue pair retries), later ones with an error completion.
+	 */
 	for (i = 0; i < n && !failed; i++) {
+		int last = i == n - 1 && (!want_write || !want_read);
+
 		k = steps[i].kind;
-		failed = rdma_op(&w, &rc, qp, steps[i].write ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ,
-				 mr, buf, 8, addr[k], rkey[k]);
+		failed = rdma_op_wait(&w, &rc, qp, steps[i].write ?
+				      IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ,
+				      mr, buf, 8, addr[k], rkey[k],
+				      last ? 15 : 120);
 		printf("%s %s: %s\n", steps[i].write ? "WRITE" : "READ", kinds[k],
 		       failed ? w.text : "ok");
 	}

@@ -193,9 +193,10 @@ fail:
  * @laddr (in @lmr) and remote @raddr (in the MR of @rkey); wait for its
  * completion, up to 120 s of TCG time.
  */
-static inline int rdma_op(struct why *w, struct rc_pair *rc, struct ibv_qp *qp,
-			  enum ibv_wr_opcode op, struct ibv_mr *lmr, void *laddr,
-			  uint32_t len, uint64_t raddr, uint32_t rkey)
+static inline int rdma_op_wait(struct why *w, struct rc_pair *rc,
+			       struct ibv_qp *qp, enum ibv_wr_opcode op,
+			       struct ibv_mr *lmr, void *laddr, uint32_t len,
+			       uint64_t raddr, uint32_t rkey, int secs)
 {
 	struct ibv_sge sge = { .addr = (uintptr_t)laddr, .length = len,
 			       .lkey = lmr->lkey };
@@ -203,7 +204,7 @@ static inline int rdma_op(struct why *w, struct rc_pair *rc, struct ibv_qp *qp,
 				  .opcode = op, .send_flags = IBV_SEND_SIGNALED };
 	struct ibv_send_wr *bad;
 	struct ibv_wc wc;
-	time_t end = time(NULL) + 120;
+	time_t end = time(NULL) + secs;
 	int n, ret;
 
 	wr.wr.rdma.remote_addr = raddr;
@@ -216,12 +217,19 @@ static inline int rdma_op(struct why *w, struct rc_pair *rc, struct ibv_qp *qp,
 	if (n < 0)
 		return why_set(w, "ibv_poll_cq: %d", n);
 	if (n == 0)
-		return why_set(w, "no completion within 120 s");
+		return why_set(w, "no completion within %d s", secs);
 	if (wc.status != IBV_WC_SUCCESS || wc.wr_id != 42)
 		return why_set(w, "completion status %s (wr_id %llu)",
 			       ibv_wc_status_str(wc.status),
 			       (unsigned long long)wc.wr_id);
 	return 0;
+}
+
+static inline int rdma_op(struct why *w, struct rc_pair *rc, struct ibv_qp *qp,
+			  enum ibv_wr_opcode op, struct ibv_mr *lmr, void *laddr,
+			  uint32_t len, uint64_t raddr, uint32_t rkey)
+{
+	return rdma_op_wait(w, rc, qp, op, lmr, laddr, len, raddr, rkey, 120);
 }
 
 #endif /* GPUBUF_RDMA_VERBS_H */
