@@ -173,6 +173,7 @@ TEST(mmap_maps_pages_at_first_touch)
 {
 	const size_t len = SZ_1M;
 	int dev = gb_open();
+	long long rss;
 	char *p;
 	int fd;
 
@@ -183,7 +184,13 @@ TEST(mmap_maps_pages_at_first_touch)
 	ASSERT_NE(MAP_FAILED, p);
 	EXPECT_EQ(0, gb_smaps_bytes(p, len, "Rss"));
 	p[SZ_4K] = 1;
-	EXPECT_EQ(SZ_4K, gb_smaps_bytes(p, len, "Rss"));
+	/*
+	 * The touched page, or (7.2 maps a whole large folio per fault) the
+	 * 64 KiB chunk that holds it; never the rest of the buffer.
+	 */
+	rss = gb_smaps_bytes(p, len, "Rss");
+	EXPECT_LE(SZ_4K, rss);
+	EXPECT_GE(16 * SZ_4K, rss);
 	munmap(p, len);
 	close(fd);
 	close(dev);

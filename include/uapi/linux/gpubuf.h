@@ -169,7 +169,8 @@ struct gpubuf_info {
  * mmap() of the returned fd (MAP_SHARED) maps no page itself: each comes
  * in at its first touch (or with MAP_POPULATE / MADV_POPULATE_WRITE), 2 MiB
  * at a time where the address and the buffer offset are both 2 MiB
- * aligned. mmap() fails with:
+ * aligned; kernels that map a whole large folio per fault (7.2) map the
+ * touched 64 KiB chunk at once. mmap() fails with:
  *   EINVAL  MAP_PRIVATE, or offset + length past the end of the buffer
  *   EACCES  protection not allowed by the fd's access mode
  *   ENOMEM  no memory, or the caller's memory cgroup limit reached, for the
