@@ -185,6 +185,15 @@ int ratio_sides(const struct bench *b, struct ratio *rt, const char *num_op,
 		const char *den_op, const char *den);
 /* n interleaved pairs v[2i] (num) and v[2i + 1] (den): ok, or a reason. */
 void ratio_pairs(struct ratio *rt, const double *v, int n);
+/*
+ * warmup untimed, then reps timed pairs of sample(arg, side): side 0 the
+ * numerator, 1 the denominator, each 0 and a time in ms, or an error with
+ * why; then ratio_pairs(). A failed sample fails the ratio with its why.
+ */
+void ratio_interleave(struct ratio *rt, int warmup, int reps,
+		      int (*sample)(void *arg, int side, double *ms,
+				    char *why, size_t len),
+		      void *arg);
 void ratio_fail(struct ratio *rt, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void ratio_free_all(struct bench *b);

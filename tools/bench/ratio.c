@@ -115,6 +115,35 @@ void ratio_fail(struct ratio *rt, const char *fmt, ...)
 	va_end(ap);
 }
 
+void ratio_interleave(struct ratio *rt, int warmup, int reps,
+		      int (*sample)(void *arg, int side, double *ms,
+				    char *why, size_t len),
+		      void *arg)
+{
+	double *v = calloc(2 * (size_t)reps, sizeof(double));
+	char why[256] = "";
+	double ms;
+	int i;
+
+	if (!v) {
+		ratio_fail(rt, "out of memory for the measurement");
+		return;
+	}
+	progress("%s: ratio %s", mode_name(rt->mode), rt->name);
+	for (i = 0; i < warmup + reps; i++)
+		for (int side = 0; side < 2; side++) {
+			if (sample(arg, side, &ms, why, sizeof(why))) {
+				ratio_fail(rt, "interleaved run: %s", why);
+				free(v);
+				return;
+			}
+			if (i >= warmup)
+				v[2 * (i - warmup) + side] = ms;
+		}
+	ratio_pairs(rt, v, reps);
+	free(v);
+}
+
 void ratio_pairs(struct ratio *rt, const double *v, int n)
 {
 	double *pair = n > 0 ? calloc(n, sizeof(double)) : NULL;

@@ -590,7 +590,24 @@ out:
 	free(w);
 }
 
-/* In place over copy + GEMV, from interleaved pairs at s's size. */
+struct vk_ratio_arg {
+	struct vk_bench *vb;
+	struct vk_size *s;
+	enum vk_op den;
+};
+
+/* Side 0 the GEMV in place, side 1 the denominator's operation. */
+static int vk_ratio_sample(void *arg, int side, double *ms, char *why,
+			   size_t len)
+{
+	struct vk_ratio_arg *a = arg;
+	double second;
+
+	return vk_sample(a->vb, a->s, side ? a->den : VK_INPLACE, ms, &second,
+			 why, len);
+}
+
+/* The GEMV in place over den's operation, interleaved pairs at s's size. */
 static void vk_ratio(struct vk_bench *vb, struct vk_size *s, uint64_t size,
 		     enum vk_op den, const char *fail)
 {
@@ -601,9 +618,7 @@ static void vk_ratio(struct vk_bench *vb, struct vk_size *s, uint64_t size,
 	};
 	int idx = ratio_add(vb->b, MODE_VULKAN, names[den], "gpubuf", size);
 	struct ratio *rt = &vb->b->rat[idx];
-	double *v, ms, second;
-	char why[256] = "";
-	int i;
+	struct vk_ratio_arg arg = { vb, s, den };
 
 	if (fail) {
 		ratio_fail(rt, "%s", fail);
@@ -611,25 +626,7 @@ static void vk_ratio(struct vk_bench *vb, struct vk_size *s, uint64_t size,
 	}
 	if (!ratio_sides(vb->b, rt, "gemv_inplace", vk_ops[den], vk_mems[den]))
 		return;
-	v = calloc(2 * (size_t)vb->reps, sizeof(double));
-	if (!v) {
-		ratio_fail(rt, "out of memory for the measurement");
-		return;
-	}
-	progress("vulkan: ratio %s", rt->name);
-	for (i = 0; i < vb->warmup + vb->reps; i++)
-		for (int side = 0; side < 2; side++) {
-			if (vk_sample(vb, s, side ? den : VK_INPLACE, &ms,
-				      &second, why, sizeof(why))) {
-				ratio_fail(rt, "interleaved run: %s", why);
-				free(v);
-				return;
-			}
-			if (i >= vb->warmup)
-				v[2 * (i - vb->warmup) + side] = ms;
-		}
-	ratio_pairs(rt, v, vb->reps);
-	free(v);
+	ratio_interleave(rt, vb->warmup, vb->reps, vk_ratio_sample, &arg);
 }
 
 static void vk_one_size(struct vk_bench *vb, uint64_t size, int ratio)

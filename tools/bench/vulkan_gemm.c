@@ -89,14 +89,30 @@ static void vk_gemm_row(struct vk_bench *vb, struct vk_gemm_ops *o,
 	}
 }
 
+struct vk_gemm_ratio_arg {
+	struct vk_bench *vb;
+	struct vk_gemm_ops *o;
+};
+
+/* Side 0 the library's GEMM, side 1 OpenBLAS's. */
+static int vk_gemm_ratio_sample(void *arg, int side, double *ms, char *why,
+				size_t len)
+{
+	struct vk_gemm_ratio_arg *a = arg;
+	int err = vk_gemm_sample(a->vb, a->o, side, ms);
+
+	if (err)
+		snprintf(why, len, "%s", gpubuf_last_error());
+	return err;
+}
+
 static void vk_gemm_ratio(struct vk_bench *vb, struct vk_gemm_ops *o,
 			  uint64_t size, const char *fail)
 {
 	int idx = ratio_add(vb->b, MODE_VULKAN, "gemm_inplace_vs_openblas",
 			    "gpubuf", size);
 	struct ratio *rt = &vb->b->rat[idx];
-	double *v, ms;
-	int i;
+	struct vk_gemm_ratio_arg arg = { vb, o };
 
 	if (fail) {
 		ratio_fail(rt, "%s", fail);
@@ -104,25 +120,7 @@ static void vk_gemm_ratio(struct vk_bench *vb, struct vk_gemm_ops *o,
 	}
 	if (!ratio_sides(vb->b, rt, "gemm_inplace", "openblas_sgemm", "gpubuf"))
 		return;
-	v = calloc(2 * (size_t)vb->reps, sizeof(double));
-	if (!v) {
-		ratio_fail(rt, "out of memory for the measurement");
-		return;
-	}
-	progress("vulkan: ratio %s", rt->name);
-	for (i = 0; i < vb->warmup + vb->reps; i++)
-		for (int side = 0; side < 2; side++) {
-			if (vk_gemm_sample(vb, o, side, &ms)) {
-				ratio_fail(rt, "interleaved run: %s",
-					   gpubuf_last_error());
-				free(v);
-				return;
-			}
-			if (i >= vb->warmup)
-				v[2 * (i - vb->warmup) + side] = ms;
-		}
-	ratio_pairs(rt, v, vb->reps);
-	free(v);
+	ratio_interleave(rt, vb->warmup, vb->reps, vk_gemm_ratio_sample, &arg);
 }
 
 void vk_gemm_rows(struct vk_bench *vb)
