@@ -110,6 +110,26 @@ static int t_dmabuf_device(struct gpubuf_vk *vk)
 	       (info.features & GPUBUF_VK_FEATURE_DMA_BUF_IMPORT);
 }
 
+/*
+ * T_TEST_ON takes one condition; the dma-buf tests need two. 0 to go on,
+ * else the skip, with ctx and vk closed.
+ */
+static int t_skip_unless_dmabuf(struct gpubuf_ctx *ctx, struct gpubuf_vk *vk,
+				const char *why)
+{
+	if (!vk) {
+		gpubuf_close(ctx);
+		return t_skip("needs %s", t_env_names[T_VULKAN]);
+	}
+	if (!t_dmabuf_device(vk)) {
+		gpubuf_vk_close(vk);
+		gpubuf_close(ctx);
+		return t_skip("the device takes no dma-bufs (lavapipe before Mesa 24.1)%s",
+			      why);
+	}
+	return 0;
+}
+
 
 /*
  * A dma-buf import that fails leaves the fd with the caller by the spec,
@@ -131,16 +151,9 @@ static int dmabuf_import_failure_keeps_fds(void)
 	struct gpubuf *buf;
 	int dev, before, err;
 
-	if (!vk) {
-		/* T_TEST_ON takes one condition; this test needs two. */
-		gpubuf_close(ctx);
-		return t_skip("needs %s", t_env_names[T_VULKAN]);
-	}
-	if (!t_dmabuf_device(vk)) {
-		gpubuf_vk_close(vk);
-		gpubuf_close(ctx);
-		return t_skip("the device takes no dma-bufs (lavapipe before Mesa 24.1)");
-	}
+	err = t_skip_unless_dmabuf(ctx, vk, "");
+	if (err)
+		return err;
 	dev = open(GPUBUF_DEVICE_PATH, O_RDWR | O_CLOEXEC);
 	T_CHECK(dev >= 0);
 	T_EQ(ioctl(dev, GPUBUF_IOC_ALLOC, &ga), 0);
@@ -268,17 +281,11 @@ static int dmabuf_operands_synced_around_dispatch(void)
 	struct gpubuf_vk_matrix a, b, c, x, y;
 	struct gpubuf_matrix ma, mb, mc, mx;
 	struct gpubuf_vk_memory mem;
-	int fds[3];
+	int fds[3], err;
 
-	if (!vk) {
-		gpubuf_close(ctx);
-		return t_skip("needs %s", t_env_names[T_VULKAN]);
-	}
-	if (!t_dmabuf_device(vk)) {
-		gpubuf_vk_close(vk);
-		gpubuf_close(ctx);
-		return t_skip("the device takes no dma-bufs (lavapipe before Mesa 24.1): no import to sync");
-	}
+	err = t_skip_unless_dmabuf(ctx, vk, ": no import to sync");
+	if (err)
+		return err;
 	T_EQ(gpubuf_matrix_alloc(ctx, GPUBUF_DTYPE_F32, 8, 8,
 				 GPUBUF_ROW_MAJOR, 0, &ma), 0);
 	T_EQ(gpubuf_matrix_alloc(ctx, GPUBUF_DTYPE_F32, 8, 8,
