@@ -57,21 +57,31 @@ struct t_shape {
 };
 
 /*
- * A host matrix of rows x cols inside a larger, padded parent, so the view
- * is a sub-view with ld above its width and a non-zero offset.
+ * A host matrix of rows x cols at (r0, c0) inside a larger, padded parent,
+ * so the view is a sub-view with ld above its width and a non-zero offset.
  */
+static inline int t_sub_alloc_at(struct gpubuf_ctx *ctx, enum gpubuf_dtype dt,
+				 size_t rows, size_t cols,
+				 enum gpubuf_layout lay, size_t r0, size_t c0,
+				 struct gpubuf_matrix *parent,
+				 struct gpubuf_matrix *out)
+{
+	int err = gpubuf_matrix_alloc(ctx, dt, rows + r0 + 1, cols + c0 + 2,
+				      lay, 0, parent);
+
+	if (err)
+		return err;
+	return gpubuf_matrix_sub(parent, r0, c0, rows, cols, out);
+}
+
+/* The same at (2, 3): an offset no vector load is aligned to. */
 static inline int t_sub_alloc(struct gpubuf_ctx *ctx, enum gpubuf_dtype dt,
 			      size_t rows, size_t cols,
 			      enum gpubuf_layout lay,
 			      struct gpubuf_matrix *parent,
 			      struct gpubuf_matrix *out)
 {
-	int err = gpubuf_matrix_alloc(ctx, dt, rows + 3, cols + 5, lay, 0,
-				      parent);
-
-	if (err)
-		return err;
-	return gpubuf_matrix_sub(parent, 2, 3, rows, cols, out);
+	return t_sub_alloc_at(ctx, dt, rows, cols, lay, 2, 3, parent, out);
 }
 
 #endif /* GPUBUF_TEST_GEMM_REF_H */

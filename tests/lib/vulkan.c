@@ -626,25 +626,37 @@ static int gemm_every_layout_matches_reference(void)
 /*
  * y = alpha A x + beta y. Unit strides: x a column of a column-major
  * parent, y a row of a row-major one; strided: both columns of row-major
- * parents, so incx and incy are their parents' ld.
+ * parents, so incx and incy are their parents' ld. Each view sits at
+ * (2, 3) in its parent, or at (4, 4) where aligned: then a row-major A's
+ * rows and a unit-stride x start on 16 bytes, the case gemv.comp reads
+ * four elements a load.
  */
 static int t_gemv_run(struct gpubuf_ctx *ctx, struct gpubuf_vk *vk,
 		      enum gpubuf_dtype dt, size_t m, size_t k,
 		      enum gpubuf_layout la, double alpha, double beta,
-		      bool strided)
+		      bool strided, bool aligned)
 {
 	struct gpubuf_matrix pa, px, py, a, x, y;
 	struct gpubuf_vk_matrix va, vx, vy;
 	struct gpubuf_vk_memory mem;
+	size_t r0 = aligned ? 4 : 2, c0 = aligned ? 4 : 3;
 	int bad = 0;
 
-	T_EQ(t_sub_alloc(ctx, dt, m, k, la, &pa, &a), 0);
-	T_EQ(t_sub_alloc(ctx, dt, k, 1, strided ? GPUBUF_ROW_MAJOR :
-			 GPUBUF_COL_MAJOR, &px, &x), 0);
+	T_EQ(t_sub_alloc_at(ctx, dt, m, k, la, r0, c0, &pa, &a), 0);
+	T_EQ(t_sub_alloc_at(ctx, dt, k, 1, strided ? GPUBUF_ROW_MAJOR :
+			    GPUBUF_COL_MAJOR, r0, c0, &px, &x), 0);
 	if (strided)
-		T_EQ(t_sub_alloc(ctx, dt, m, 1, GPUBUF_ROW_MAJOR, &py, &y), 0);
+		T_EQ(t_sub_alloc_at(ctx, dt, m, 1, GPUBUF_ROW_MAJOR, r0, c0,
+				    &py, &y), 0);
 	else
-		T_EQ(t_sub_alloc(ctx, dt, 1, m, GPUBUF_ROW_MAJOR, &py, &y), 0);
+		T_EQ(t_sub_alloc_at(ctx, dt, 1, m, GPUBUF_ROW_MAJOR, r0, c0,
+				    &py, &y), 0);
+	if (aligned && la == GPUBUF_ROW_MAJOR && !strided) {
+		/* Else the test would not reach the path it is for. */
+		T_EQ((uintptr_t)gpubuf_matrix_data(&a) % 16, 0);
+		T_EQ((uintptr_t)gpubuf_matrix_data(&x) % 16, 0);
+		T_EQ(a.ld * gpubuf_dtype_size(dt) % 16, 0);
+	}
 	t_fill_nan(&pa);
 	t_fill_nan(&px);
 	t_fill_nan(&py);
@@ -677,7 +689,7 @@ static int t_gemv_run(struct gpubuf_ctx *ctx, struct gpubuf_vk *vk,
 		}
 	}
 	if (!bad)
-		bad = !t_padding_kept(&py, &y, 2, 3);
+		bad = !t_padding_kept(&py, &y, r0, c0);
 	gpubuf_matrix_release(&pa);
 	gpubuf_matrix_release(&px);
 	gpubuf_matrix_release(&py);
@@ -707,7 +719,8 @@ static int gemv_both_layouts_match_reference(void)
 			     c++) {
 				if (t_gemv_run(ctx, vk, dt, cases[c].m,
 					       cases[c].k, l & 1, cases[c].alpha,
-					       cases[c].beta, l >> 1) != T_PASS) {
+					       cases[c].beta, l >> 1,
+					       false) != T_PASS) {
 					printf("# dtype %d, %zux%zu, layout %d, strided vectors %d\n",
 					       dt, cases[c].m, cases[c].k, l & 1,
 					       l >> 1);
@@ -717,6 +730,44 @@ static int gemv_both_layouts_match_reference(void)
 			}
 	}
 	printf("# %d GEMV cases\n", n);
+	gpubuf_vk_close(vk);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+/*
+ * Views placed so that gemv.comp reads a row-major A and x four elements a
+ * load: k a multiple of four, with a tail of one to three, and below the
+ * eight where that path starts; both dtypes, all four layouts.
+ */
+static int gemv_aligned_rows_match_reference(void)
+{
+	static const size_t ks[] = { 7, 8, 11, 64, 177, 1026 };
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_vk *vk = t_vk(0);
+	struct gpubuf_vk_info info;
+	int n = 0;
+
+	T_CHECK(vk);
+	T_EQ(gpubuf_vk_info(vk, &info), 0);
+	for (int d = 0; d < 2; d++) {
+		enum gpubuf_dtype dt = d ? GPUBUF_DTYPE_F64 : GPUBUF_DTYPE_F32;
+
+		if (d && !(info.features & GPUBUF_VK_FEATURE_FLOAT64))
+			continue;
+		for (int l = 0; l < 4; l++)
+			for (size_t c = 0; c < sizeof(ks) / sizeof(ks[0]); c++) {
+				if (t_gemv_run(ctx, vk, dt, 131, ks[c], l & 1,
+					       1.5, -0.25, l >> 1,
+					       true) != T_PASS) {
+					printf("# dtype %d, 131x%zu, layout %d, strided vectors %d\n",
+					       dt, ks[c], l & 1, l >> 1);
+					return T_FAIL;
+				}
+				n++;
+			}
+	}
+	printf("# %d aligned GEMV cases\n", n);
 	gpubuf_vk_close(vk);
 	gpubuf_close(ctx);
 	return T_PASS;
@@ -733,7 +784,9 @@ static int validation_layer_reports_nothing(void)
 	T_CHECK(vk);
 	T_EQ(t_gemm_run(ctx, vk, &g), T_PASS);
 	T_EQ(t_gemv_run(ctx, vk, GPUBUF_DTYPE_F32, 70, 30, GPUBUF_COL_MAJOR,
-			1, 1, true), T_PASS);
+			1, 1, true, false), T_PASS);
+	T_EQ(t_gemv_run(ctx, vk, GPUBUF_DTYPE_F32, 70, 30, GPUBUF_ROW_MAJOR,
+			1, 1, false, true), T_PASS);
 	T_EQ(gpubuf_vk_info(vk, &info), 0);
 	T_EQ(info.validation_errors, 0);
 	gpubuf_vk_close(vk);
@@ -846,7 +899,7 @@ static int bounded_submissions_match_reference(void)
 			}
 		for (int l = 0; l < 4; l++) {
 			if (t_gemv_run(ctx, vk, GPUBUF_DTYPE_F32, 300, 177, l & 1,
-				       -0.75, 2.0, l >> 1) != T_PASS) {
+				       -0.75, 2.0, l >> 1, l == 0) != T_PASS) {
 				printf("# bound %s, GEMV 300x177, layout %d, strided vectors %d\n",
 				       bounds[b], l & 1, l >> 1);
 				return T_FAIL;
@@ -944,6 +997,7 @@ int main(void)
 		T_TEST_ON(T_VULKAN, misaligned_view_refused),
 		T_TEST_ON(T_VULKAN, outputs_checked),
 		T_TEST_ON(T_VULKAN, gemv_both_layouts_match_reference),
+		T_TEST_ON(T_VULKAN, gemv_aligned_rows_match_reference),
 		T_TEST_ON(T_VULKAN, gemm_every_layout_matches_reference),
 		T_TEST_ON(T_VULKAN, bounded_submissions_match_reference),
 		T_TEST_ON(T_VULKAN, validation_layer_reports_nothing),
