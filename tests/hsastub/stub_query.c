@@ -187,8 +187,9 @@ STUB_EXPORT void hsastub_dump(void)
  * HSASTUB_REPORT=file: at exit, what a program that cannot call the
  * queries (gpubuf-bench) left behind, one "key value" line each:
  * violations, first_violation, live_locks, live_allocs, live_signals
- * (doorbells are their queues'), copy_gpus (GPU agent indexes copies
- * used, as a bit mask) and calls_<fn> for every function called. Also
+ * (doorbells are their queues'), live_queues, copy_gpus (GPU agent
+ * indexes copies used, as a bit mask) and calls_<fn> for every function
+ * called. Also
  * written before the stand-in aborts a wait that could never end.
  */
 __attribute__((destructor))
@@ -204,10 +205,11 @@ void stub_report(void)
 		return;
 	pthread_mutex_lock(&stub_lock);
 	fprintf(f, "violations %lu\nfirst_violation %s\nlive_locks %d\n"
-		"live_allocs %d\nlive_signals %d\ncopy_gpus %u\n",
+		"live_allocs %d\nlive_signals %d\nlive_queues %d\n"
+		"copy_gpus %u\n",
 		S.violations, S.violations ? S.first_violation : "-",
 		stub_live("lock"), stub_live("alloc"), stub_live("signal"),
-		S.copy_gpus);
+		stub_live("queue"), S.copy_gpus);
 	for (int i = 0; i < STUB_NFN; i++)
 		if (S.calls_total[i])
 			fprintf(f, "calls_%s %lu\n", stub_fn_names[i],

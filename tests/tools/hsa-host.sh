@@ -89,16 +89,22 @@ fi
 # ---- the stand-in: the whole loop -----------------------------------------
 # clean NAME: a shell test that the stand-in's report for NAME shows no
 # violation and nothing left locked, allocated or signalling
+# Nothing of the tool's left at exit. The latency rows' dispatches load
+# the library's kernels, whose queue and its kernarg ring (one pool block)
+# live as long as the process: a block per live queue is the library's.
 clean() {
-	for k in violations live_locks live_allocs live_signals; do
+	for k in violations live_locks live_signals; do
 		printf "grep -qx '%s 0' '%s' && " "$k" "$tmp/$1.report"
 	done
+	printf "[ \"\$(sed -n 's/^live_allocs //p' '%s')\" = \"\$(sed -n 's/^live_queues //p' '%s')\" ] && " \
+		"$tmp/$1.report" "$tmp/$1.report"
+	printf "grep -qx 'live_queues [01]' '%s' && " "$tmp/$1.report"
 	echo true
 }
 stubrun full -- $small --json
 check "stand-in: hsa exits 0" "$tmp/full.err" -- sh -c "[ \$(cat '$tmp/full.rc') = 0 ]"
 if [ $have_py = 1 ]; then
-	check "stand-in: device row, 6 measured rows, memfd rows skipped, 4 ratios of 3 pairs (JSON)" \
+	check "stand-in: device row, 6 measured rows, memfd rows skipped, 4 ratios of 3 pairs, 2 latency rows (JSON)" \
 		"$tmp/full.out" -- python3 - "$tmp/full.out" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -109,6 +115,14 @@ assert len(info) == 1 and info[0]["op"] == "device", info
 assert info[0]["device_count"] == 2 and info[0]["version"] == "1.1", info
 assert info[0]["info"].startswith("GPU agent 0 of 2: gfx90a, HSA 1.1, backend memfd"), info
 ok = [r for r in res if r["status"] == "ok"]
+# Launch latency: 1000 synchronous 1x1 GEMVs, the vector add --reps times,
+# both in the agent's pool, in us with the p99 at or above the median.
+lat = {r["op"]: r for r in ok if r["memory"] == "device"}
+assert sorted(lat) == ["launch_gemv_1x1", "vadd_1m"], lat
+assert lat["launch_gemv_1x1"]["reps"] == 1000 and lat["launch_gemv_1x1"]["size_bytes"] == 4, lat
+assert lat["vadd_1m"]["reps"] == 3 and lat["vadd_1m"]["size_bytes"] == 4 << 20, lat
+assert all(0 < l["us"] <= l["p99_us"] for l in lat.values()), lat
+ok = [r for r in ok if r["memory"] != "device"]
 assert sorted((r["op"], r["memory"]) for r in ok) == sorted(
     (op, m) for op in ("h2d", "d2h") for m in ("gpubuf", "fine_pool", "pageable")), ok
 for r in ok:
@@ -117,7 +131,7 @@ for r in ok:
 sk = [r for r in res if r["status"] == "skipped"]
 assert sorted(r["op"] for r in sk) == ["d2h", "h2d"], sk
 assert all(r["memory"] == "gpubuf_memfd" and "backend is memfd" in r["reason"] for r in sk), sk
-assert len(res) == 9, res
+assert len(res) == 11, res
 rt = d["ratios"]
 names = ["%s_gpubuf_vs_%s" % (op, den) for op in ("h2d", "d2h")
          for den in ("fine_pool", "pageable")]
@@ -133,16 +147,19 @@ for name in names:
     assert close(p[0], x["ratio_min"]) and close(p[1], x["ratio"]) and close(p[2], x["ratio_max"]), x
 PY
 else
-	skip "stand-in: device row, 6 measured rows, memfd rows skipped, 4 ratios of 3 pairs (JSON)" "python3 not found"
+	skip "stand-in: device row, 6 measured rows, memfd rows skipped, 4 ratios of 3 pairs, 2 latency rows (JSON)" "python3 not found"
 fi
 # 64 KiB: 256 copies a sample. Rows: 6 x 3 samples; ratios: 4 x 3 pairs
-# x 2 sides. Pageable locks each copy: 2 rows x 3 + 2 ratios x 3 samples.
-copies=$(((6 * 3 + 4 * 3 * 2) * 256))
-locks=$(((2 * 3 + 2 * 3) * 256 + 1))
-check "stand-in: $copies copies through agent pointers, $locks locks and unlocks, nothing left over" \
+# x 2 sides; 6 more fill the latency rows' operands. Pageable locks each
+# copy: 2 rows x 3 + 2 ratios x 3 samples; the latency's source one more.
+# Each copy and each of the 1003 dispatches (1000 + 3) waits on a signal.
+copies=$(((6 * 3 + 4 * 3 * 2) * 256 + 6))
+locks=$(((2 * 3 + 2 * 3) * 256 + 2))
+check "stand-in: $copies copies through agent pointers, $locks locks and unlocks, 1003 dispatches, nothing left over" \
 	"$tmp/full.report" -- sh -c "$(clean full) &&
 	grep -qx 'calls_hsa_amd_memory_async_copy $copies' '$tmp/full.report' &&
-	grep -qx 'calls_hsa_signal_wait_scacquire $copies' '$tmp/full.report' &&
+	grep -qx 'calls_hsa_signal_wait_scacquire $((copies + 1003))' '$tmp/full.report' &&
+	grep -qx 'calls_hsa_queue_add_write_index_scacq_screl 1003' '$tmp/full.report' &&
 	grep -qx 'calls_hsa_amd_memory_lock_to_pool $locks' '$tmp/full.report' &&
 	grep -qx 'calls_hsa_amd_memory_unlock $locks' '$tmp/full.report' &&
 	grep -qx 'copy_gpus 1' '$tmp/full.report'"

@@ -10,7 +10,8 @@
  *    (hsa_ops.c says why that is the definition);
  *  - when the context is the module's, a memfd-backend gpubuf buffer.
  * Ratios, from interleaved pairs: gpubuf over the fine-grained pool and
- * over pageable memory, each direction. The runtime is libgpubuf's
+ * over pageable memory, each direction. Then launch latency
+ * (hsa_latency.c): an AQL dispatch and its signal, and a vector add. The runtime is libgpubuf's
  * (dlopen of libhsa-runtime64.so.1). Never run on AMD hardware: only the
  * stand-in runtime of tests/hsastub has driven it.
  */
@@ -425,6 +426,7 @@ int mode_hsa(struct bench *b)
 	}
 	if (!ratios)
 		hm_ratios(&hb, NULL, ratio_size, NULL);
+	hl_latency(&hb);
 	progress_end();
 	hm_teardown(&hb);
 	return EXIT_OK;

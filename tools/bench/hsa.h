@@ -66,6 +66,9 @@ void hm_why(char *buf, size_t len, const char *what, int err);
 /* A failed runtime call: its errno, with why from libgpubuf's text. */
 int hm_fail(const struct hsa_bench *hb, hsa_status_t s, const char *what,
 	    char *why, size_t len);
+/* One copy of op->bytes in op's direction, finished when it returns 0. */
+int hm_copy(struct hsa_bench *hb, const struct hm_op *op, char *why,
+	    size_t len);
 /* Warm-up samples, then reps timed ones: one result row. */
 void hm_row(struct hsa_bench *hb, const struct hm_op *op, uint64_t size);
 struct result *hm_row_skip(struct hsa_bench *hb, const char *op,
@@ -73,5 +76,8 @@ struct result *hm_row_skip(struct hsa_bench *hb, const char *op,
 /* a and b in turns, one ratio per pair, into ratio number idx. */
 void hm_ratio(struct hsa_bench *hb, int idx, const struct hm_op *a,
 	      const struct hm_op *b);
+
+/* hsa_latency.c: launch latency rows after the copies. */
+void hl_latency(struct hsa_bench *hb);
 
 #endif

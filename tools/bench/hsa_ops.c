@@ -66,9 +66,9 @@ static int hm_lock(struct hsa_bench *hb, const struct hm_op *op, void **p,
 		       "hsa_amd_memory_lock", why, len);
 }
 
-/* One copy, finished when it returns 0. */
-static int hm_copy(struct hsa_bench *hb, const struct hm_op *op, char *why,
-		   size_t len)
+/* One copy: hsa.h. */
+int hm_copy(struct hsa_bench *hb, const struct hm_op *op, char *why,
+	    size_t len)
 {
 	const struct gpubuf_hsa *hsa = hb->hsa;
 	void *host = op->host->agent_ptr;

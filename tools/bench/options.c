@@ -54,7 +54,7 @@ void bench_usage(FILE *f)
 "  --sizes LIST       comma-separated sizes with K/M/G suffixes (powers of 1024)\n"
 "                     default: host 4K,16K,64K,256K,1M,4M,16M,64M,256M;\n"
 "                     alloc 64M,256M,1G,4G; drm 4K,64K,1M,16M,64M; cuda, hsa 512M;\n"
-"                     vulkan 16M; rdma 4K,64K,1M,4M\n"
+"                     vulkan 16M,256M; rdma 4K,64K,1M,4M\n"
 "  --size SIZE        one size, the same as --sizes SIZE (cuda, hsa: 512M)\n"
 "  --max-size SIZE    drop sizes above SIZE; a mode left with none uses\n"
 "                     SIZE itself (default: no limit); rdma --serve: the\n"

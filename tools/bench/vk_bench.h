@@ -57,6 +57,7 @@ struct vk_bench {
 	struct gpubuf_vk *vk;
 	struct gpubuf_vk_info info;
 	int reps, warmup;
+	uint64_t ratio_size;	/* ratios here have the plain names */
 	/* vulkan_blas.c: OpenBLAS's cblas_sgemv, or NULL and why not */
 	void *blas;
 	void (*sgemv)(int order, int trans, int m, int n, float alpha,

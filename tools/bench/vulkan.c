@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * vulkan: libgpubuf's SPIR-V GEMV on a Vulkan device, at each size (the
- * bytes of the f32 square matrix A; default 16 MiB):
+ * bytes of the f32 square matrix A; default 16 MiB, in a last-level cache
+ * of some CPUs, and 256 MiB, beyond every one):
  *  - gemv_inplace: on gpubuf memory imported in place (gpubuf_vk_import);
  *  - gemv_copy: A copied first into the device's own memory
  *    (vkCmdCopyBuffer into a DEVICE_LOCAL buffer), then the same GEMV there;
@@ -11,7 +12,8 @@
  * empty submission and its fence, and the library's smallest GEMV, in
  * microseconds (median and p99); and a 1M-element vector add repeated
  * 1000 times.
- * Ratio, from interleaved pairs: in place over copy + GEMV. Everything is
+ * Ratios, from interleaved pairs at every size: in place over copy + GEMV,
+ * over the host's read of A, over OpenBLAS's sgemv. Everything is
  * host-timed around synchronous calls. The device is the tool's own
  * (libvulkan.so.1 with dlopen), handed to the library with
  * gpubuf_vk_wrap(), as an application would. On Mesa's lavapipe, which
@@ -60,7 +62,7 @@ struct vk_size {
 	VkDeviceMemory dmem;
 };
 
-static const uint64_t vk_default_sizes[] = { 16 * MIB };
+static const uint64_t vk_default_sizes[] = { 16 * MIB, 256 * MIB };
 
 int vk_fail(char *why, size_t len, const char *what, VkResult r)
 {
@@ -607,7 +609,11 @@ static int vk_ratio_sample(void *arg, int side, double *ms, char *why,
 			 why, len);
 }
 
-/* The GEMV in place over den's operation, interleaved pairs at s's size. */
+/*
+ * The GEMV in place over den's operation, interleaved pairs at s's size.
+ * The ratio at the ratio size has the plain name; at another size the
+ * name ends in it (gemv_inplace_vs_copy_16M), so each is its own key.
+ */
 static void vk_ratio(struct vk_bench *vb, struct vk_size *s, uint64_t size,
 		     enum vk_op den, const char *fail)
 {
@@ -616,7 +622,18 @@ static void vk_ratio(struct vk_bench *vb, struct vk_size *s, uint64_t size,
 		[VK_HOST_READ] = "gemv_inplace_vs_host_read",
 		[VK_BLAS] = "gemv_inplace_vs_openblas",
 	};
-	int idx = ratio_add(vb->b, MODE_VULKAN, names[den], "gpubuf", size);
+	char name[48];
+	int idx;
+
+	if (size == vb->ratio_size)
+		snprintf(name, sizeof(name), "%s", names[den]);
+	else if (size % MIB == 0)
+		snprintf(name, sizeof(name), "%s_%lluM", names[den],
+			 (unsigned long long)(size / MIB));
+	else
+		snprintf(name, sizeof(name), "%s_%lluK", names[den],
+			 (unsigned long long)(size >> 10));
+	idx = ratio_add(vb->b, MODE_VULKAN, name, "gpubuf", size);
 	struct ratio *rt = &vb->b->rat[idx];
 	struct vk_ratio_arg arg = { vb, s, den };
 
@@ -629,7 +646,8 @@ static void vk_ratio(struct vk_bench *vb, struct vk_size *s, uint64_t size,
 	ratio_interleave(rt, vb->warmup, vb->reps, vk_ratio_sample, &arg);
 }
 
-static void vk_one_size(struct vk_bench *vb, uint64_t size, int ratio)
+/* A size's rows and its ratios (at every size swept, see vk_ratio()). */
+static void vk_one_size(struct vk_bench *vb, uint64_t size)
 {
 	char why[256] = "", sz[32];
 	struct vk_size *s;
@@ -639,18 +657,16 @@ static void vk_one_size(struct vk_bench *vb, uint64_t size, int ratio)
 	s = vk_size_get(vb, size, why, sizeof(why));
 	if (!s) {
 		vk_row_skip(vb, "all", "gpubuf", size, why);
-		if (ratio)
-			for (enum vk_op d = VK_COPY; d <= VK_BLAS; d++)
-				if (d != VK_IMPORT)
-					vk_ratio(vb, NULL, size, d, why);
+		for (enum vk_op d = VK_COPY; d <= VK_BLAS; d++)
+			if (d != VK_IMPORT)
+				vk_ratio(vb, NULL, size, d, why);
 		return;
 	}
 	for (enum vk_op op = VK_INPLACE; op <= VK_BLAS; op++)
 		vk_row(vb, s, op);
-	if (ratio)
-		for (enum vk_op d = VK_COPY; d <= VK_BLAS; d++)
-			if (d != VK_IMPORT)
-				vk_ratio(vb, s, size, d, NULL);
+	for (enum vk_op d = VK_COPY; d <= VK_BLAS; d++)
+		if (d != VK_IMPORT)
+			vk_ratio(vb, s, size, d, NULL);
 	vk_size_put(vb, s);
 }
 
@@ -682,7 +698,7 @@ static void vk_info_row(struct vk_bench *vb)
 int mode_vulkan(struct bench *b)
 {
 	struct vk_bench vb = { .b = b };
-	uint64_t sizes[MAX_SIZES], ratio_size;
+	uint64_t sizes[MAX_SIZES];
 	char why[320] = "";
 	int nr, i, rc, ratios = 0;
 
@@ -700,18 +716,16 @@ int mode_vulkan(struct bench *b)
 			 sizeof(vk_default_sizes) / sizeof(uint64_t), sizes);
 	vk_blas_open(&vb);
 	vk_info_row(&vb);
-	ratio_size = bench_ratio_size(&b->o, sizes, nr);
+	vb.ratio_size = bench_ratio_size(&b->o, sizes, nr);
 	progress_start();
 	for (i = 0; i < nr; i++) {
-		int take = sizes[i] == ratio_size && !ratios;
-
-		ratios |= take;
-		vk_one_size(&vb, sizes[i], take);
+		ratios |= sizes[i] == vb.ratio_size;
+		vk_one_size(&vb, sizes[i]);
 	}
 	if (!ratios)
 		for (enum vk_op d = VK_COPY; d <= VK_BLAS; d++)
 			if (d != VK_IMPORT)
-				vk_ratio(&vb, NULL, ratio_size, d,
+				vk_ratio(&vb, NULL, vb.ratio_size, d,
 					 "the ratio size was not measured");
 	vk_gemm_rows(&vb);
 	vk_latency(&vb);
