@@ -16,6 +16,7 @@
 
 #include <linux/dma-buf.h>
 #include <linux/magic.h>
+#include <linux/mempolicy.h>
 
 #include "core/internal.h"
 
@@ -119,10 +120,42 @@ static struct gpubuf *gpubuf_new(enum gpubuf_backend backend, int fd,
 	return buf;
 }
 
+/* Linux's MAX_NUMNODES on x86-64 (NODES_SHIFT 10). */
+#define GPUBUF_MAX_NODES	1024
+
+/*
+ * The node of a memfd mapping, before any page is touched: mbind() on a
+ * shared shmem mapping sets the file's own policy, which every fault then
+ * follows. A preference is MPOL_PREFERRED (other nodes when that one is
+ * short), a demand MPOL_BIND. A kernel without NUMA has node 0 only.
+ */
+static int gpubuf_memfd_bind(void *ptr, size_t size,
+			     const struct gpubuf_alloc_opts *o)
+{
+	unsigned long mask[GPUBUF_MAX_NODES / (8 * sizeof(unsigned long))] = { 0 };
+	const size_t bits = 8 * sizeof(unsigned long);
+	int mode;
+
+	if (o->numa_node == GPUBUF_NUMA_ANY)
+		return 0;
+	if (o->numa_node >= GPUBUF_MAX_NODES)
+		return -EINVAL;
+	mask[o->numa_node / bits] = 1UL << (o->numa_node % bits);
+	mode = o->flags & GPUBUF_ALLOC_NUMA_STRICT ? MPOL_BIND : MPOL_PREFERRED;
+	/* maxnode counts one more than the bits the kernel reads. */
+	if (syscall(SYS_mbind, ptr, size, mode, mask, GPUBUF_MAX_NODES + 1,
+		    0UL) == 0)
+		return 0;
+	if (errno == ENOSYS)
+		return o->numa_node == 0 ? 0 : -EINVAL;
+	return -errno;
+}
+
 /*
  * memfd pages are ordinary shmem pages: struct-page backed, so GPU drivers
  * can pin them like the module's. mlock keeps them resident; the memfd
- * itself is closed at once because the mapping holds the pages.
+ * itself is closed at once because the mapping holds the pages. They are
+ * placed by gpubuf_memfd_bind() before mlock faults them in.
  */
 static int gpubuf_alloc_memfd(size_t size, const struct gpubuf_alloc_opts *o,
 			      void **ptrp)
@@ -130,9 +163,6 @@ static int gpubuf_alloc_memfd(size_t size, const struct gpubuf_alloc_opts *o,
 	void *ptr;
 	int fd, err;
 
-	/* No mbind here: a preference is ignored, a demand cannot be met. */
-	if (o->flags & GPUBUF_ALLOC_NUMA_STRICT)
-		return -EOPNOTSUPP;
 	/*
 	 * Buffer memory is never executed, so say so: from Linux 6.3 a memfd
 	 * without MFD_NOEXEC_SEAL (or MFD_EXEC) makes the kernel warn, and
@@ -158,6 +188,11 @@ static int gpubuf_alloc_memfd(size_t size, const struct gpubuf_alloc_opts *o,
 	close(fd);
 	if (err)
 		return err;
+	err = gpubuf_memfd_bind(ptr, size, o);
+	if (err) {
+		munmap(ptr, size);
+		return err;
+	}
 	/*
 	 * The raw system call, because sanitizer runtimes intercept mlock()
 	 * and make it a silent no-op, which would leave an ASan build's
