@@ -3,7 +3,7 @@
 #
 # libgpubuf's layers, checked on what the objects link to, not on what the
 # folders are called: for each folder's objects (core, kernels, cuda, hsa,
-# vulkan, drm, dlpack), which other folders define the symbols it uses (nm). The
+# vulkan, drm, dlpack, topology), which other folders define the symbols it uses (nm). The
 # core uses no other folder; each folder uses only those below it
 # (LAYERS, lowest first), so no two parts call each other; and no core
 # source names a consumer. Prints TAP.
@@ -12,7 +12,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 objs=${1:?usage: check-layers.sh OBJDIR}
 # Lowest first: a folder may use the ones before it, never one after it.
-LAYERS="core kernels cuda hsa vulkan drm dlpack"
+LAYERS="core kernels cuda hsa vulkan drm dlpack topology"
 # Consumers on one level: none may use another.
 PEERS="cuda hsa vulkan drm"
 tmp=${TMPDIR:-/tmp}/gpubuf-layers.$$

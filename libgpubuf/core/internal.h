@@ -143,6 +143,7 @@ struct gpubuf {
 	void *ptr;
 	size_t size;			/* mapped bytes, page multiple */
 	uint64_t pool_id;		/* gpubuf_pool.id that made it, or 0 */
+	int pool_node;			/* the node its pool allocated it for */
 	struct gpubuf *next;		/* pool free list link, pool lock */
 	pthread_mutex_t lock;		/* the holds */
 	struct gpubuf_hold *holds;	/* newest first */

@@ -1,12 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
  * Buffer pool: power-of-two size classes from the page size up to
- * max_class_bytes, one LIFO free list per class, and a bound on the bytes
- * held idle. Allocation happens outside the lock so a slow GPUBUF_IOC_ALLOC
- * does not serialise other threads' cache hits.
+ * max_class_bytes, one LIFO free list per class and NUMA node, and a bound
+ * on the bytes held idle. A buffer goes back to the list of the node it
+ * was allocated for, and a request for a node is served from that node's
+ * list only, unless the caller allows another's (GPUBUF_POOL_ANY_NODE):
+ * a pinned caching allocator that hands one socket's blocks to another
+ * socket's threads loses what placing them won. Allocation happens outside
+ * the lock so a slow GPUBUF_IOC_ALLOC does not serialise other threads'
+ * cache hits.
  *
- * Locking: pool->lock protects free[], the gpubuf.next links of cached
- * buffers and st. It is a leaf lock; nothing else is taken under it.
+ * Locking: pool->lock protects nodes[], their free lists, the gpubuf.next
+ * links of cached buffers and st. It is a leaf lock; nothing else is taken
+ * under it.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -20,6 +26,17 @@
 #define GPUBUF_POOL_DEFAULT_BYTES	(64u << 20)
 #define GPUBUF_POOL_CLASSES		(sizeof(size_t) * 8)
 
+static unsigned int gpubuf_log2(size_t pow2)
+{
+	return (unsigned int)__builtin_ctzl(pow2);
+}
+
+/* The idle buffers allocated for one node (or GPUBUF_NUMA_ANY). */
+struct gpubuf_pool_node {
+	int node;
+	struct gpubuf *free[GPUBUF_POOL_CLASSES];	/* by log2(size) */
+};
+
 struct gpubuf_pool {
 	uint64_t id;			/* unique per process, never reused */
 	struct gpubuf_ctx *ctx;		/* borrowed; must outlive the pool */
@@ -27,13 +44,48 @@ struct gpubuf_pool {
 	size_t max_cached;
 	size_t max_class;
 	pthread_mutex_t lock;
-	struct gpubuf *free[GPUBUF_POOL_CLASSES];	/* by log2(size) */
+	struct gpubuf_pool_node **nodes;	/* as first asked for */
+	size_t nr_nodes;
 	struct gpubuf_pool_stats st;
 };
 
-static unsigned int gpubuf_log2(size_t pow2)
+/* node's lists, made on first use; NULL when out of memory. Under lock. */
+static struct gpubuf_pool_node *gpubuf_pool_node(struct gpubuf_pool *p,
+						 int node, bool make)
 {
-	return (unsigned int)__builtin_ctzl(pow2);
+	struct gpubuf_pool_node *n, **grown;
+
+	for (size_t i = 0; i < p->nr_nodes; i++)
+		if (p->nodes[i]->node == node)
+			return p->nodes[i];
+	if (!make)
+		return NULL;
+	n = calloc(1, sizeof(*n));
+	grown = n ? realloc(p->nodes, (p->nr_nodes + 1) * sizeof(*grown)) :
+		NULL;
+	if (!grown) {
+		free(n);
+		return NULL;
+	}
+	n->node = node;
+	grown[p->nr_nodes++] = n;
+	p->nodes = grown;
+	return n;
+}
+
+/* The newest idle buffer of class cls in n's list, taken off it. */
+static struct gpubuf *gpubuf_pool_take(struct gpubuf_pool *p,
+				       struct gpubuf_pool_node *n, size_t cls)
+{
+	struct gpubuf *buf = n ? n->free[gpubuf_log2(cls)] : NULL;
+
+	if (buf) {
+		n->free[gpubuf_log2(cls)] = buf->next;
+		buf->next = NULL;
+		p->st.cached_bytes -= buf->size;
+		p->st.cached_buffers--;
+	}
+	return buf;
 }
 
 /* Class size for a request, 0 when it is above the largest class. */
@@ -183,40 +235,63 @@ GPUBUF_EXPORT int gpubuf_pool_create_v0_1(
 			       &alloc, poolp);
 }
 
-GPUBUF_EXPORT int gpubuf_pool_get(struct gpubuf_pool *p, size_t size,
-				  struct gpubuf **bufp)
+GPUBUF_EXPORT int gpubuf_pool_get_node(struct gpubuf_pool *p, size_t size,
+				       int node, unsigned int flags,
+				       struct gpubuf **bufp)
 {
 	GPUBUF_KEEP_ERRNO;
+	struct gpubuf_alloc_opts alloc;
 	struct gpubuf *buf = NULL;
 	size_t cls;
 	int err;
 
-	if (!p || !bufp || !size)
+	if (!p || !bufp || !size || node < GPUBUF_NUMA_ANY ||
+	    (flags & ~GPUBUF_POOL_ANY_NODE))
 		return -EINVAL;
 	cls = gpubuf_pool_class(p, size);
 	pthread_mutex_lock(&p->lock);
-	if (cls && p->free[gpubuf_log2(cls)]) {
-		buf = p->free[gpubuf_log2(cls)];
-		p->free[gpubuf_log2(cls)] = buf->next;
-		buf->next = NULL;
-		p->st.hits++;
-		p->st.cached_bytes -= buf->size;
-		p->st.cached_buffers--;
-	} else {
-		p->st.misses++;
+	if (cls) {
+		buf = gpubuf_pool_take(p, gpubuf_pool_node(p, node, false), cls);
+		for (size_t i = 0; !buf && (flags & GPUBUF_POOL_ANY_NODE) &&
+		     i < p->nr_nodes; i++) {
+			buf = gpubuf_pool_take(p, p->nodes[i], cls);
+			if (buf)
+				p->st.other_node_hits++;
+		}
 	}
+	if (buf)
+		p->st.hits++;
+	else
+		p->st.misses++;
 	pthread_mutex_unlock(&p->lock);
 	if (buf) {
 		*bufp = buf;
 		return 0;
 	}
+	/*
+	 * The pool's options on the node asked for; a strict pool asked for
+	 * no node in particular places like any allocation does.
+	 */
+	alloc = p->alloc;
+	alloc.numa_node = node;
+	if (node == GPUBUF_NUMA_ANY)
+		alloc.flags &= ~(uint64_t)GPUBUF_ALLOC_NUMA_STRICT;
 	/* Above the largest class: an ordinary allocation, never cached. */
-	err = gpubuf_alloc(p->ctx, cls ? cls : size, &p->alloc, &buf);
+	err = gpubuf_alloc(p->ctx, cls ? cls : size, &alloc, &buf);
 	if (err)
 		return err;
 	buf->pool_id = p->id;
+	buf->pool_node = node;
 	*bufp = buf;
 	return 0;
+}
+
+GPUBUF_EXPORT int gpubuf_pool_get(struct gpubuf_pool *p, size_t size,
+				  struct gpubuf **bufp)
+{
+	if (!p)
+		return -EINVAL;
+	return gpubuf_pool_get_node(p, size, p->alloc.numa_node, 0, bufp);
 }
 
 /*
@@ -232,6 +307,7 @@ GPUBUF_EXPORT int gpubuf_pool_put_v0_2(struct gpubuf_pool *p,
 				       struct gpubuf *buf)
 {
 	GPUBUF_KEEP_ERRNO;
+	struct gpubuf_pool_node *n;
 	bool keep;
 
 	if (!p || !buf)
@@ -248,9 +324,11 @@ GPUBUF_EXPORT int gpubuf_pool_put_v0_2(struct gpubuf_pool *p,
 	       gpubuf_pool_class(p, buf->size) == buf->size;
 	pthread_mutex_lock(&p->lock);
 	p->st.puts++;
-	if (keep && p->max_cached - p->st.cached_bytes >= buf->size) {
-		buf->next = p->free[gpubuf_log2(buf->size)];
-		p->free[gpubuf_log2(buf->size)] = buf;
+	n = keep && p->max_cached - p->st.cached_bytes >= buf->size ?
+	    gpubuf_pool_node(p, buf->pool_node, true) : NULL;
+	if (n) {
+		buf->next = n->free[gpubuf_log2(buf->size)];
+		n->free[gpubuf_log2(buf->size)] = buf;
 		p->st.cached_bytes += buf->size;
 		p->st.cached_buffers++;
 	} else {
@@ -289,23 +367,28 @@ GPUBUF_EXPORT int gpubuf_pool_put_v0_1(struct gpubuf_pool *p,
 GPUBUF_EXPORT void gpubuf_pool_trim(struct gpubuf_pool *p)
 {
 	GPUBUF_KEEP_ERRNO;
-	struct gpubuf *lists[GPUBUF_POOL_CLASSES], *b, *next;
+	struct gpubuf *idle = NULL, *b, *next;
 
 	if (!p)
 		return;
+	/* Every list onto one chain, then munmap outside the lock. */
 	pthread_mutex_lock(&p->lock);
-	memcpy(lists, p->free, sizeof(lists));
-	memset(p->free, 0, sizeof(p->free));
+	for (size_t n = 0; n < p->nr_nodes; n++)
+		for (size_t i = 0; i < GPUBUF_POOL_CLASSES; i++) {
+			for (b = p->nodes[n]->free[i]; b; b = next) {
+				next = b->next;
+				b->next = idle;
+				idle = b;
+			}
+			p->nodes[n]->free[i] = NULL;
+		}
 	p->st.cached_bytes = 0;
 	p->st.cached_buffers = 0;
 	pthread_mutex_unlock(&p->lock);
-	/* munmap outside the lock: it can be slow for big buffers. */
-	for (size_t i = 0; i < GPUBUF_POOL_CLASSES; i++) {
-		for (b = lists[i]; b; b = next) {
-			next = b->next;
-			b->next = NULL;
-			gpubuf_unref(b);
-		}
+	for (b = idle; b; b = next) {
+		next = b->next;
+		b->next = NULL;
+		gpubuf_unref(b);
 	}
 }
 
@@ -315,6 +398,9 @@ GPUBUF_EXPORT void gpubuf_pool_destroy(struct gpubuf_pool *p)
 	if (!p)
 		return;
 	gpubuf_pool_trim(p);
+	for (size_t n = 0; n < p->nr_nodes; n++)
+		free(p->nodes[n]);
+	free(p->nodes);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
 }

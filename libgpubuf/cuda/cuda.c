@@ -11,14 +11,17 @@
  * A registration is a hold on its buffer (core/internal.h), under the
  * buffer's lock, undone with the buffer's last reference.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cuda/cuda_driver.h"
 #include "core/internal.h"
 #include "kernels/kernel_args.h"
+#include "topology/topology.h"
 
 #ifdef GPUBUF_HAVE_CUDA
 
@@ -416,6 +419,33 @@ GPUBUF_EXPORT int gpubuf_cuda_matrix_view(const struct gpubuf_matrix *m,
 	return 0;
 }
 
+/* For topology/: the driver gives "0000:3B:00.0"; sysfs has lower case. */
+int gpubuf_cuda_pci_address(int device, char *buf, size_t len)
+{
+	const struct gpubuf_cu *cu;
+	char id[32] = "";
+	CUdevice dev;
+	CUresult r;
+	int err;
+
+	err = gpubuf_cu_get_device(&cu, device);
+	if (err)
+		return err;
+	r = cu->cuDeviceGet(&dev, device);
+	if (r == CUDA_SUCCESS)
+		r = cu->cuDeviceGetPCIBusId(id, (int)sizeof(id), dev);
+	if (r != CUDA_SUCCESS)
+		return gpubuf_cu_fail(cu, r, "cuDeviceGetPCIBusId");
+	if (strlen(id) >= len) {
+		gpubuf_error_set("CUDA device %d: PCI bus id \"%s\" is too long",
+				 device, id);
+		return -EIO;
+	}
+	for (size_t i = 0; i <= strlen(id); i++)
+		buf[i] = (char)tolower((unsigned char)id[i]);
+	return 0;
+}
+
 #else /* !GPUBUF_HAVE_CUDA */
 
 static int gpubuf_no_cuda(void)
@@ -429,6 +459,12 @@ GPUBUF_EXPORT int gpubuf_cuda_device_count(int *count)
 {
 	if (!count)
 		return -EINVAL;
+	return gpubuf_no_cuda();
+}
+
+int gpubuf_cuda_pci_address(int device, char *buf, size_t len)
+{
+	(void)device, (void)buf, (void)len;
 	return gpubuf_no_cuda();
 }
 

@@ -16,10 +16,12 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "hsa/hsa_runtime.h"
 #include "core/internal.h"
+#include "topology/topology.h"
 
 #ifdef GPUBUF_HAVE_HSA
 
@@ -302,12 +304,49 @@ GPUBUF_EXPORT int gpubuf_hsa_matrix_view(const struct gpubuf_matrix *m,
 	return 0;
 }
 
+/* For topology/: bus << 8 | device << 3 | function, and the domain. */
+int gpubuf_hsa_pci_address(int agent, char *buf, size_t len)
+{
+	const struct gpubuf_hsa *hsa;
+	uint32_t bdf = 0, domain = 0;
+	hsa_status_t s;
+	int err;
+
+	err = gpubuf_hsa_get(&hsa);
+	if (err)
+		return err;
+	if (agent < 0 || agent >= hsa->n_gpus) {
+		gpubuf_error_set("no HSA GPU agent %d (%d present)", agent,
+				 hsa->n_gpus);
+		return -ENODEV;
+	}
+	s = hsa->hsa_agent_get_info(hsa->gpus[agent],
+				    (hsa_agent_info_t)HSA_AMD_AGENT_INFO_BDFID,
+				    &bdf);
+	if (s != HSA_STATUS_SUCCESS)
+		return gpubuf_hsa_fail(hsa, s, "hsa_agent_get_info(BDFID)");
+	s = hsa->hsa_agent_get_info(hsa->gpus[agent],
+				    (hsa_agent_info_t)HSA_AMD_AGENT_INFO_DOMAIN,
+				    &domain);
+	if (s != HSA_STATUS_SUCCESS)
+		return gpubuf_hsa_fail(hsa, s, "hsa_agent_get_info(DOMAIN)");
+	snprintf(buf, len, "%04x:%02x:%02x.%x", domain & 0xffff,
+		 (bdf >> 8) & 0xff, (bdf >> 3) & 0x1f, bdf & 7);
+	return 0;
+}
+
 #else /* !GPUBUF_HAVE_HSA */
 
 static int gpubuf_no_hsa(void)
 {
 	gpubuf_error_set("libgpubuf was built without HSA support (no hsa/hsa.h at build time)");
 	return -EOPNOTSUPP;
+}
+
+int gpubuf_hsa_pci_address(int agent, char *buf, size_t len)
+{
+	(void)agent, (void)buf, (void)len;
+	return gpubuf_no_hsa();
 }
 
 /* Argument errors are reported as in an HSA build, then the lack of HSA. */

@@ -308,7 +308,8 @@ struct gpubuf_pool_stats {
 	uint64_t drops;			/* returned buffers freed, not cached */
 	uint64_t cached_bytes;		/* idle bytes now */
 	uint64_t cached_buffers;	/* idle buffers now */
-	uint64_t reserved[4];		/* zero */
+	uint64_t other_node_hits;	/* hits from another node's list */
+	uint64_t reserved[3];		/* zero */
 };
 
 int gpubuf_pool_create(struct gpubuf_ctx *ctx,
@@ -317,10 +318,41 @@ int gpubuf_pool_create(struct gpubuf_ctx *ctx,
 void gpubuf_pool_destroy(struct gpubuf_pool *pool);
 int gpubuf_pool_get(struct gpubuf_pool *pool, size_t size,
 		    struct gpubuf **buf);
+/*
+ * A buffer for NUMA node (or GPUBUF_NUMA_ANY), from that node's idle
+ * buffers only, or with GPUBUF_POOL_ANY_NODE from another node's when it
+ * has none; else allocated there. gpubuf_pool_get() is this for the node
+ * of the pool's allocation options. See gpubuf_pool_create(3).
+ */
+#define GPUBUF_POOL_ANY_NODE	(1u << 0)
+int gpubuf_pool_get_node(struct gpubuf_pool *pool, size_t size, int node,
+			 unsigned int flags, struct gpubuf **buf);
 int gpubuf_pool_put(struct gpubuf_pool *pool, struct gpubuf *buf);
 void gpubuf_pool_trim(struct gpubuf_pool *pool);
 void gpubuf_pool_stats(struct gpubuf_pool *pool,
 		       struct gpubuf_pool_stats *stats);
+
+/* ---- near a device ------------------------------------------------------ */
+
+/*
+ * The NUMA node a device's buffers belong on, from sysfs. device is one of
+ *   "pci:DDDD:BB:DD.F" (or "pci:BB:DD.F")  a PCI function
+ *   "cuda:N"     CUDA device N (cuDeviceGetPCIBusId)
+ *   "hsa:N"      HSA GPU agent N, gpubuf_hsa_agents() order
+ *   "vulkan:N"   Vulkan device N, gpubuf_vk_open() order (opens it)
+ *   "drm:PATH"   a DRM device file, or /proc/self/fd/FD for an open one
+ *   "rdma:NAME"  an ibverbs device (ibv_get_device_name())
+ * *node is the device's numa_node; a node without memory gives the nearest
+ * node with memory (the distance table; the lowest of equals). A device
+ * with no affinity (numa_node -1, no PCI device behind it: lavapipe, vgem)
+ * gives GPUBUF_NUMA_ANY, the allocating thread's own policy. -EINVAL for a
+ * string of no such form, -ENODEV for no such device or runtime,
+ * -EOPNOTSUPP for a runtime the library was built without;
+ * gpubuf_last_error() says why. See gpubuf_device_node(3).
+ */
+int gpubuf_device_node(const char *device, int *node);
+/* opts->numa_node = that node; nothing else in opts changes. */
+int gpubuf_alloc_opts_near(struct gpubuf_alloc_opts *opts, const char *device);
 
 /* ---- errors in detail -------------------------------------------------- */
 
@@ -555,7 +587,10 @@ struct gpubuf_vk_info {
 	uint32_t features;		/* GPUBUF_VK_FEATURE_* usable */
 	uint64_t host_import_align;	/* minImportedHostPointerAlignment */
 	uint64_t validation_errors;	/* validation layer errors so far */
-	uint64_t reserved[4];
+	/* VK_EXT_pci_bus_info, where pci_valid (not lavapipe: no PCI) */
+	uint32_t pci_domain;
+	uint8_t pci_bus, pci_device, pci_function, pci_valid;
+	uint64_t reserved[3];
 };
 int gpubuf_vk_info(struct gpubuf_vk *vk, struct gpubuf_vk_info *info);
 

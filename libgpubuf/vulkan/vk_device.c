@@ -306,9 +306,32 @@ static int gpubuf_vk_probe(struct gpubuf_vk *vk, uint32_t *features,
 	return 0;
 }
 
+/* Whether vk->phys offers a device extension. */
+static bool gpubuf_vk_phys_has_ext(struct gpubuf_vk *vk, const char *name)
+{
+	VkExtensionProperties *p;
+	uint32_t n = 0;
+	bool has;
+
+	if (vk->vkEnumerateDeviceExtensionProperties(vk->phys, NULL, &n,
+						     NULL) != VK_SUCCESS)
+		return false;
+	p = calloc(n ? n : 1, sizeof(*p));
+	if (!p)
+		return false;
+	has = vk->vkEnumerateDeviceExtensionProperties(vk->phys, NULL, &n,
+						       p) == VK_SUCCESS &&
+	      gpubuf_vk_has_ext(p, n, name);
+	free(p);
+	return has;
+}
+
 /* Properties of vk->phys into vk->info and the limits kernels need. */
 static void gpubuf_vk_read_properties(struct gpubuf_vk *vk)
 {
+	VkPhysicalDevicePCIBusInfoPropertiesEXT pci = {
+		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PCI_BUS_INFO_PROPERTIES_EXT,
+	};
 	VkPhysicalDeviceExternalMemoryHostPropertiesEXT host = {
 		.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT,
 	};
@@ -328,10 +351,19 @@ static void gpubuf_vk_read_properties(struct gpubuf_vk *vk)
 		.pNext = &drv,
 	};
 
-	/* The host-import struct only where the device has the extension. */
+	/* Extensions' structs only where the device has the extension. */
 	if (vk->info.features & GPUBUF_VK_FEATURE_HOST_IMPORT)
 		m3.pNext = &host;
+	if (gpubuf_vk_phys_has_ext(vk, VK_EXT_PCI_BUS_INFO_EXTENSION_NAME)) {
+		pci.pNext = p.pNext;
+		p.pNext = &pci;
+		vk->info.pci_valid = 1;
+	}
 	vk->vkGetPhysicalDeviceProperties2(vk->phys, &p);
+	vk->info.pci_domain = pci.pciDomain;
+	vk->info.pci_bus = (uint8_t)pci.pciBus;
+	vk->info.pci_device = (uint8_t)pci.pciDevice;
+	vk->info.pci_function = (uint8_t)pci.pciFunction;
 	snprintf(vk->info.name, sizeof(vk->info.name), "%s",
 		 p.properties.deviceName);
 	vk->info.device_type = (uint32_t)p.properties.deviceType;

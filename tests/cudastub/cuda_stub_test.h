@@ -158,11 +158,13 @@ static int t_clean(void)
 		}							\
 	} while (0)
 
+__attribute__((unused))
 static size_t t_ps(void)
 {
 	return (size_t)sysconf(_SC_PAGESIZE);
 }
 
+__attribute__((unused))
 static struct gpubuf *t_buf(struct gpubuf_ctx *ctx, size_t pages)
 {
 	struct gpubuf *buf = NULL;

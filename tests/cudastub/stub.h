@@ -142,6 +142,7 @@ struct stub_state {
 		int value;
 	} attr[STUB_MAX_ATTRS];
 	int nattr;
+	char pci[STUB_MAX_DEVICES][16];	/* cuDeviceGetPCIBusId */
 	struct {
 		char kernel[64];
 		int n;

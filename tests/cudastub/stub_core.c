@@ -13,6 +13,9 @@
  *   CUSTUB_MISSING=name     cuGetProcAddress_v2 does not know name
  *   CUSTUB_FAIL=fn:N:R,..   the Nth call (from 1; * for every call) of fn
  *                           returns R and does nothing else
+ *   CUSTUB_PCI=a,b,..       cuDeviceGetPCIBusId of devices 0, 1, ..: as
+ *                           given (the driver's form is "0000:3B:00.0");
+ *                           default 0000:1A:00.0, 0000:1B:00.0, ..
  * R is a CUresult name (CUDA_ERROR_OUT_OF_MEMORY) or number.
  */
 #include <errno.h>
@@ -197,6 +200,17 @@ static void stub_parse_fault(char *item)
 	S.nfault++;
 }
 
+/* The next device's PCI bus id, as the driver would give it. */
+static void stub_parse_pci(char *item)
+{
+	static int d;
+
+	if (d == STUB_MAX_DEVICES || strlen(item) >= sizeof(S.pci[0]))
+		stub_config_error("CUSTUB_PCI: '%s' is one too many or too long",
+				  item);
+	strcpy(S.pci[d++], item);
+}
+
 /* d:NAME=v */
 static void stub_parse_attr(char *item)
 {
@@ -248,6 +262,11 @@ static void stub_configure(void)
 	s = getenv("CUSTUB_ATTR");
 	if (s && *s)
 		stub_each_item(s, stub_parse_attr);
+	for (int d = 0; d < STUB_MAX_DEVICES; d++)
+		snprintf(S.pci[d], sizeof(S.pci[d]), "0000:%02X:00.0", 0x1a + d);
+	s = getenv("CUSTUB_PCI");
+	if (s && *s)
+		stub_each_item(s, stub_parse_pci);
 	s = getenv("CUSTUB_EXEC");
 	S.exec = s && !strcmp(s, "1");
 	/* For a program tests cannot ask: one line per call, appended. */

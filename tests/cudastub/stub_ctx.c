@@ -175,6 +175,21 @@ CUresult CUDAAPI stub_cuDeviceGetName(char *name, int len, CUdevice dev)
 	return stub_end(&c, CUDA_SUCCESS);
 }
 
+CUresult CUDAAPI stub_cuDeviceGetPCIBusId(char *id, int len, CUdevice dev)
+{
+	struct stub_rec c;
+
+	stub_begin(&c, STUB_ID_cuDeviceGetPCIBusId);
+	c.device = dev;
+	STUB_ENTER(&c, "cuDeviceGetPCIBusId", 1);
+	if (!id || len <= 0)
+		return stub_end(&c, CUDA_ERROR_INVALID_VALUE);
+	if (!stub_valid_device(dev))
+		return stub_end(&c, CUDA_ERROR_INVALID_DEVICE);
+	snprintf(id, (size_t)len, "%s", S.pci[dev]);
+	return stub_end(&c, CUDA_SUCCESS);
+}
+
 CUresult CUDAAPI stub_cuDevicePrimaryCtxRetain(CUcontext *pctx,
 					       CUdevice dev)
 {

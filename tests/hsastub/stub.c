@@ -10,6 +10,9 @@
  *   HSASTUB_INIT=S           what hsa_init returns
  *   HSASTUB_FAIL=fn:N:S,..   the Nth call (from 1; * for every call) of fn
  *                            returns S and does nothing else
+ *   HSASTUB_PCI=a,b,..       GPU agents' PCI addresses (dddd:bb:dd.f), as
+ *                            HSA_AMD_AGENT_INFO_DOMAIN and _BDFID give them;
+ *                            default 0000:2a:00.0, 0000:2b:00.0, ..
  * S is an hsa_status_t name (HSA_STATUS_ERROR_OUT_OF_RESOURCES) or number.
  */
 #include <errno.h>
@@ -135,6 +138,21 @@ static void stub_configure(void)
 		S.n_gpus = (int)stub_number(v, "HSASTUB_GPUS");
 	if (S.n_gpus < 0 || S.n_gpus > STUB_MAX_GPUS)
 		stub_config_error("HSASTUB_GPUS: 0 to %d", STUB_MAX_GPUS);
+	for (int i = 0; i < STUB_MAX_GPUS; i++)
+		S.pci_bdf[i] = (uint32_t)(0x2a + i) << 8;
+	v = getenv("HSASTUB_PCI");
+	for (int i = 0; v && *v; i++) {
+		unsigned int dom, bus, dev, fn;
+		int n = 0;
+
+		if (i == STUB_MAX_GPUS ||
+		    sscanf(v, "%x:%x:%x.%x%n", &dom, &bus, &dev, &fn, &n) != 4 ||
+		    (v[n] && v[n] != ','))
+			stub_config_error("HSASTUB_PCI: '%s'", v);
+		S.pci_domain[i] = dom;
+		S.pci_bdf[i] = bus << 8 | dev << 3 | fn;
+		v += n + (v[n] == ',');
+	}
 	v = getenv("HSASTUB_NO_FINE_POOL");
 	S.no_fine_pool = v && !strcmp(v, "1");
 	v = getenv("HSASTUB_INIT");
@@ -297,6 +315,18 @@ STUB_EXPORT hsa_status_t hsa_agent_get_info(hsa_agent_t agent,
 	STUB_BEGIN(hsa_agent_get_info, 1);
 	if (!stub_is_agent(agent.handle))
 		return stub_end(HSA_STATUS_ERROR_INVALID_AGENT);
+	/* The AMD extension's attributes are outside hsa_agent_info_t. */
+	if ((int)attribute == HSA_AMD_AGENT_INFO_BDFID ||
+	    (int)attribute == HSA_AMD_AGENT_INFO_DOMAIN) {
+		for (int i = 0; i < S.n_gpus; i++)
+			if (agent.handle == STUB_GPU(i)) {
+				*(uint32_t *)value = (int)attribute ==
+					HSA_AMD_AGENT_INFO_BDFID ?
+					S.pci_bdf[i] : S.pci_domain[i];
+				return stub_end(HSA_STATUS_SUCCESS);
+			}
+		return stub_end(HSA_STATUS_ERROR_INVALID_ARGUMENT);
+	}
 	switch (attribute) {
 	case HSA_AGENT_INFO_DEVICE:
 		*(hsa_device_type_t *)value = stub_is_gpu(agent.handle) ?

@@ -107,6 +107,8 @@ struct stub_state {
 	/* configuration */
 	int n_gpus;
 	int no_fine_pool;
+	uint32_t pci_domain[STUB_MAX_GPUS];	/* HSA_AMD_AGENT_INFO_DOMAIN */
+	uint32_t pci_bdf[STUB_MAX_GPUS];	/* HSA_AMD_AGENT_INFO_BDFID */
 	hsa_status_t init_result;
 	struct {
 		int fn;

@@ -47,6 +47,7 @@ extern "C" {
 	X(cuDeviceGet, 2000)						\
 	X(cuDeviceGetAttribute, 2000)					\
 	X(cuDeviceGetName, 2000)					\
+	X(cuDeviceGetPCIBusId, 4010)					\
 	X(cuDevicePrimaryCtxRetain, 7000)				\
 	X(cuDevicePrimaryCtxRelease, 11000)				\
 	X(cuCtxPushCurrent, 4000)					\

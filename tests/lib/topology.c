@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: MIT
+/*
+ * gpubuf_device_node() and gpubuf_alloc_opts_near() on a made-up sysfs
+ * tree (fake_sysfs.h): PCI functions, RDMA and DRM devices, nodes without
+ * memory, devices without affinity, bad strings. The CUDA and HSA kinds
+ * run against the stand-ins (tests/cudastub, tests/hsastub *_topology.c);
+ * the guest test bed checks real devices on two nodes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <gpubuf.h>
+
+#include "tap.h"
+#include "fake_sysfs.h"
+
+static char t_root[256];
+
+/* The tree for this test; GPUBUF_SYSFS_ROOT points at it. */
+static int t_tree(void)
+{
+	if (t_fake_sysfs(t_root, sizeof(t_root))) {
+		printf("# cannot build a sysfs tree under %s\n", t_root);
+		return -1;
+	}
+	return setenv("GPUBUF_SYSFS_ROOT", t_root, 1);
+}
+
+static void t_tree_done(void)
+{
+	unsetenv("GPUBUF_SYSFS_ROOT");
+	t_fake_sysfs_remove(t_root);
+}
+
+/* device's node, or the error; INT_MIN never comes back from either. */
+static int t_node(const char *device)
+{
+	int node = -12345, err = gpubuf_device_node(device, &node);
+
+	if (err) {
+		printf("# %s: %s (%s)\n", device, strerror(-err),
+		       gpubuf_last_error());
+		return err - 1000;
+	}
+	printf("# %s: node %d\n", device, node);
+	return node;
+}
+
+#define T_ERR(e) ((e) - 1000)
+
+static int pci_functions_give_their_nodes(void)
+{
+	T_EQ(t_tree(), 0);
+	T_EQ(t_node("pci:0000:1b:00.0"), 0);
+	T_EQ(t_node("pci:0000:2b:00.0"), 2);
+	/* Upper case and the short form are the same function. */
+	T_EQ(t_node("pci:1B:00.0"), 0);
+	T_EQ(t_node("pci:0000:2B:00.0"), 2);
+	t_tree_done();
+	return T_PASS;
+}
+
+static int memoryless_node_gives_nearest_with_memory(void)
+{
+	T_EQ(t_tree(), 0);
+	/* Node 1: 20 to node 0, 15 to node 2. */
+	T_EQ(t_node("pci:0000:1a:00.0"), 2);
+	/* Node 3: 21 to both; the lower node wins. */
+	T_EQ(t_node("pci:0000:3c:00.0"), 0);
+	t_tree_done();
+	return T_PASS;
+}
+
+static int no_affinity_gives_any(void)
+{
+	T_EQ(t_tree(), 0);
+	T_EQ(t_node("pci:0000:2a:00.0"), GPUBUF_NUMA_ANY);	/* -1 */
+	T_EQ(t_node("pci:0000:3d:00.0"), GPUBUF_NUMA_ANY);	/* no file */
+	T_EQ(t_node("rdma:virt0"), GPUBUF_NUMA_ANY);		/* no device */
+	t_tree_done();
+	return T_PASS;
+}
+
+static int rdma_and_drm_devices_follow_their_links(void)
+{
+	char fdpath[64];
+	int fd;
+
+	T_EQ(t_tree(), 0);
+	T_EQ(t_node("rdma:rxe0"), 0);
+	T_EQ(t_node("drm:/dev/null"), 2);
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	T_CHECK(fd >= 0);
+	snprintf(fdpath, sizeof(fdpath), "drm:/proc/self/fd/%d", fd);
+	T_EQ(t_node(fdpath), 2);
+	close(fd);
+	t_tree_done();
+	return T_PASS;
+}
+
+static int missing_devices_are_enodev(void)
+{
+	T_EQ(t_tree(), 0);
+	T_EQ(t_node("pci:0000:99:00.0"), T_ERR(-ENODEV));
+	T_CHECK(strstr(gpubuf_last_error(), "no PCI device 0000:99:00.0"));
+	T_EQ(t_node("rdma:mlx5_9"), T_ERR(-ENODEV));
+	T_EQ(t_node("drm:/nonexistent/card0"), T_ERR(-ENODEV));
+	T_EQ(t_node("drm:/etc/hostname"), T_ERR(-ENODEV));	/* not a device */
+	/* A character device sysfs does not list. */
+	T_EQ(t_node("drm:/dev/zero"), T_ERR(-ENODEV));
+	t_tree_done();
+	return T_PASS;
+}
+
+static int malformed_strings_are_einval(void)
+{
+	static const char *const bad[] = {
+		"", "0000:1b:00.0", "gpu:0", "pci:", "pci:zz:00.0",
+		"pci:0000:1b:20.0", "pci:0000:1b:00.8", "pci:00000:1b:00.0",
+		"pci:0000:1b:00.0x", "rdma:", "rdma:../x", "rdma:a/b",
+		"cuda:", "cuda:-1", "cuda:1x", "hsa:x", "vulkan:99999999999",
+	};
+	int node = 7;
+
+	T_EQ(t_tree(), 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (t_node(bad[i]) != T_ERR(-EINVAL)) {
+			printf("# \"%s\" was not refused with EINVAL\n", bad[i]);
+			return T_FAIL;
+		}
+	T_EQ(gpubuf_device_node(NULL, &node), -EINVAL);
+	T_EQ(gpubuf_device_node("pci:1b:00.0", NULL), -EINVAL);
+	T_EQ(node, 7);
+	t_tree_done();
+	return T_PASS;
+}
+
+/* No NUMA in the kernel: no node directory; node 0 has the memory. */
+static int kernel_without_numa_has_node_0(void)
+{
+	char path[512];
+
+	T_EQ(t_tree(), 0);
+	snprintf(path, sizeof(path), "%s/devices/system/node/has_memory",
+		 t_root);
+	T_EQ(unlink(path), 0);
+	T_EQ(t_node("pci:0000:1b:00.0"), 0);
+	t_tree_done();
+	return T_PASS;
+}
+
+/* Sets numa_node only; a failure leaves the options as they were. */
+static int alloc_opts_near_sets_the_node(void)
+{
+	struct gpubuf_alloc_opts o = GPUBUF_ALLOC_OPTS_INIT;
+	struct gpubuf_alloc_opts before;
+
+	T_EQ(t_tree(), 0);
+	o.flags = GPUBUF_ALLOC_NUMA_STRICT;
+	T_EQ(gpubuf_alloc_opts_near(&o, "pci:0000:1a:00.0"), 0);
+	T_EQ(o.numa_node, 2);
+	T_EQ(o.flags, GPUBUF_ALLOC_NUMA_STRICT);
+	T_EQ(o.size, sizeof(o));
+	before = o;
+	T_EQ(gpubuf_alloc_opts_near(&o, "pci:0000:99:00.0"), -ENODEV);
+	T_EQ(memcmp(&o, &before, sizeof(o)), 0);
+	T_EQ(gpubuf_alloc_opts_near(NULL, "pci:1b:00.0"), -EINVAL);
+	T_EQ(gpubuf_alloc_opts_near(&o, "pci:0000:2a:00.0"), 0);
+	T_EQ(o.numa_node, GPUBUF_NUMA_ANY);
+	t_tree_done();
+	return T_PASS;
+}
+
+/* On the real sysfs: a buffer near node 0's device lands and maps. */
+static int buffer_near_a_real_device_allocates(void)
+{
+	struct gpubuf_alloc_opts o = GPUBUF_ALLOC_OPTS_INIT;
+	struct gpubuf_ctx *ctx;
+	struct gpubuf *buf;
+	int err;
+
+	err = gpubuf_alloc_opts_near(&o, "drm:/dev/null");
+	/* /dev/null has no device link: no affinity, on any machine. */
+	T_EQ(err, 0);
+	T_EQ(o.numa_node, GPUBUF_NUMA_ANY);
+	T_EQ(gpubuf_open(&ctx, 0), 0);
+	T_EQ(gpubuf_alloc(ctx, 1 << 20, &o, &buf), 0);
+	memset(gpubuf_ptr(buf), 0x5a, 1 << 20);
+	gpubuf_unref(buf);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+/* lavapipe has no PCI address: no affinity. */
+static int vulkan_cpu_device_has_no_affinity(void)
+{
+	struct gpubuf_vk_info info;
+	struct gpubuf_vk *vk;
+
+	T_EQ(gpubuf_vk_open(0, 0, &vk), 0);
+	T_EQ(gpubuf_vk_info(vk, &info), 0);
+	gpubuf_vk_close(vk);
+	T_EQ(t_tree(), 0);
+	if (info.pci_valid)
+		/* A real PCI device is not in the made-up tree. */
+		T_EQ(t_node("vulkan:0"), T_ERR(-ENODEV));
+	else
+		T_EQ(t_node("vulkan:0"), GPUBUF_NUMA_ANY);
+	T_EQ(t_node("vulkan:99"), T_ERR(-ENODEV));
+	t_tree_done();
+	return T_PASS;
+}
+
+int main(void)
+{
+	static const struct t_test tests[] = {
+		T_TEST(pci_functions_give_their_nodes),
+		T_TEST(memoryless_node_gives_nearest_with_memory),
+		T_TEST(no_affinity_gives_any),
+		T_TEST(rdma_and_drm_devices_follow_their_links),
+		T_TEST(missing_devices_are_enodev),
+		T_TEST(malformed_strings_are_einval),
+		T_TEST(kernel_without_numa_has_node_0),
+		T_TEST(alloc_opts_near_sets_the_node),
+		T_TEST(buffer_near_a_real_device_allocates),
+		T_TEST_ON(T_VULKAN, vulkan_cpu_device_has_no_affinity),
+	};
+
+	return T_RUN(tests);
+}
