@@ -141,6 +141,10 @@ func (c *Context) DriverVersion() (major, minor, patch int, ok bool) {
 // Alloc allocates a pinned, zero-filled buffer of at least size bytes
 // (rounded up to whole pages).
 func (c *Context) Alloc(size int) (*Buffer, error) {
+	return c.alloc(size, nil)
+}
+
+func (c *Context) alloc(size int, opts *C.struct_gpubuf_alloc_opts) (*Buffer, error) {
 	if size <= 0 {
 		return nil, fmt.Errorf("gpubuf: Alloc size must be positive, not %d", size)
 	}
@@ -151,12 +155,12 @@ func (c *Context) Alloc(size int) (*Buffer, error) {
 	defer c.mu.RUnlock()
 	var buf *C.struct_gpubuf
 	lockMaps()
-	ret := C.gpubuf_alloc(ctx, C.size_t(size), nil, &buf)
+	ret := C.gpubuf_alloc(ctx, C.size_t(size), opts, &buf)
 	unlockMaps()
 	if ret != 0 {
 		return nil, newError("gpubuf_alloc", ret, "")
 	}
-	return &Buffer{mem: newMemory(buf, c.dmabuf, "Buffer", 1)}, nil
+	return &Buffer{mem: newMemory(buf, c.dmabuf, "Buffer", 2)}, nil
 }
 
 // ImportFD maps a dma-buf file descriptor as a Buffer. The descriptor is
@@ -182,7 +186,7 @@ func (c *Context) ImportFD(fd int) (*Buffer, error) {
 // (column, for ColMajor) starting on a 256-byte boundary, so Stride may
 // exceed the row length. The Matrix owns its buffer: Close it.
 func (c *Context) NewMatrix(dt DType, rows, cols int, layout Layout) (*Matrix, error) {
-	return c.newMatrix(dt, rows, cols, layout, 0)
+	return c.newMatrix(dt, rows, cols, layout, 0, nil)
 }
 
 // NewMatrixAlign is NewMatrix with each row (column) aligned to align
@@ -192,10 +196,11 @@ func (c *Context) NewMatrixAlign(dt DType, rows, cols int, layout Layout, align 
 	if align <= 0 {
 		return nil, fmt.Errorf("gpubuf: align must be a positive power of two, not %d", align)
 	}
-	return c.newMatrix(dt, rows, cols, layout, align)
+	return c.newMatrix(dt, rows, cols, layout, align, nil)
 }
 
-func (c *Context) newMatrix(dt DType, rows, cols int, layout Layout, align int) (*Matrix, error) {
+func (c *Context) newMatrix(dt DType, rows, cols int, layout Layout, align int,
+	opts *C.struct_gpubuf_alloc_opts) (*Matrix, error) {
 	if rows < 0 || cols < 0 {
 		return nil, fmt.Errorf("gpubuf: negative dimensions %d x %d", rows, cols)
 	}
@@ -206,8 +211,8 @@ func (c *Context) newMatrix(dt DType, rows, cols int, layout Layout, align int) 
 	defer c.mu.RUnlock()
 	var cm C.struct_gpubuf_matrix
 	lockMaps()
-	ret := C.gpubuf_matrix_alloc(ctx, C.enum_gpubuf_dtype(dt), C.size_t(rows), C.size_t(cols),
-		C.enum_gpubuf_layout(layout), C.size_t(align), &cm)
+	ret := C.gpubuf_matrix_alloc_opts(ctx, C.enum_gpubuf_dtype(dt), C.size_t(rows), C.size_t(cols),
+		C.enum_gpubuf_layout(layout), C.size_t(align), opts, &cm)
 	unlockMaps()
 	if ret != 0 {
 		return nil, newError("gpubuf_matrix_alloc", ret, "")

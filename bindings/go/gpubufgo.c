@@ -62,6 +62,19 @@ int gbgo_cuda_device_count(int *count, struct gbgo_msg *msg)
 	return gbgo_detail(gpubuf_cuda_device_count(count), msg);
 }
 
+int gbgo_device_node(const char *device, int *node, struct gbgo_msg *msg)
+{
+	return gbgo_detail(gpubuf_device_node(device, node), msg);
+}
+
+int gbgo_opts_near(struct gpubuf_alloc_opts *opts, const char *device,
+		   struct gbgo_msg *msg)
+{
+	opts->size = sizeof(*opts);
+	opts->numa_node = GPUBUF_NUMA_ANY;
+	return gbgo_detail(gpubuf_alloc_opts_near(opts, device), msg);
+}
+
 int gbgo_cuda_view(const struct gpubuf_matrix *m, int device,
 		   unsigned int flags, struct gpubuf_cuda_matrix *out,
 		   struct gbgo_msg *msg)

@@ -8,6 +8,8 @@
 #ifndef GPUBUFGO_H
 #define GPUBUFGO_H
 
+#include <stdlib.h>
+
 #include <gpubuf.h>
 
 /* The library's text about a failure, copied out of its thread. */
@@ -29,6 +31,10 @@ int gbgo_open(struct gpubuf_ctx **ctx, unsigned int flags,
 int gbgo_release(struct gpubuf *buf, int fence);
 
 int gbgo_cuda_device_count(int *count, struct gbgo_msg *msg);
+/* gpubuf_device_node(), and options with only numa_node set near device. */
+int gbgo_device_node(const char *device, int *node, struct gbgo_msg *msg);
+int gbgo_opts_near(struct gpubuf_alloc_opts *opts, const char *device,
+		   struct gbgo_msg *msg);
 /* Register m's buffer with CUDA device and describe m there. */
 int gbgo_cuda_view(const struct gpubuf_matrix *m, int device,
 		   unsigned int flags, struct gpubuf_cuda_matrix *out,

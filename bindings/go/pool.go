@@ -9,13 +9,16 @@ import (
 	"fmt"
 	"sync"
 	"syscall"
+	"unsafe"
 )
 
 // PoolOptions bound a Pool's cache; zero means libgpubuf's default (64 MiB
-// each).
+// each). Near, if set, puts the pool's buffers on a device's NUMA node
+// (see DeviceNode); GetNode asks for other nodes.
 type PoolOptions struct {
-	MaxCachedBytes int // idle bytes kept at most
-	MaxClassBytes  int // the largest size that is pooled at all
+	MaxCachedBytes int    // idle bytes kept at most
+	MaxClassBytes  int    // the largest size that is pooled at all
+	Near           string // "cuda:0", "rdma:mlx5_0", ...; "" for none
 }
 
 // PoolStats are a pool's counters (gpubuf_pool_stats(3)).
@@ -26,6 +29,7 @@ type PoolStats struct {
 	Drops         uint64 // buffers given back and freed, not cached
 	CachedBytes   uint64 // idle bytes now
 	CachedBuffers uint64 // idle buffers now
+	OtherNodeHits uint64 // GetNode hits from another node's buffers
 }
 
 // Pool caches buffers in power-of-two size classes (gpubuf_pool_create(3)),
@@ -58,7 +62,18 @@ func (c *Context) NewPool(o PoolOptions) (*Pool, error) {
 		max_class_bytes:  C.size_t(o.MaxClassBytes),
 	}
 	var pool *C.struct_gpubuf_pool
-	if ret := C.gpubuf_pool_create(c.ctx, &opts, &pool); ret != 0 {
+	var ret C.int
+	if o.Near != "" {
+		// The C options live in C memory: a Go pointer may not be
+		// stored in the C struct passed to C.
+		alloc := (*C.struct_gpubuf_alloc_opts)(C.calloc(1, C.sizeof_struct_gpubuf_alloc_opts))
+		defer C.free(unsafe.Pointer(alloc))
+		if err := nearOpts(o.Near, alloc); err != nil {
+			return nil, err
+		}
+		opts.alloc = alloc
+	}
+	if ret = C.gpubuf_pool_create(c.ctx, &opts, &pool); ret != 0 {
 		return nil, newError("gpubuf_pool_create", ret, "")
 	}
 	c.pools++
@@ -75,6 +90,21 @@ func (c *Context) NewPool(o PoolOptions) (*Pool, error) {
 // Get returns a cached buffer of size's class, or a new one. The Buffer
 // owns it: give it back with Put, or Close it to free it.
 func (p *Pool) Get(size int) (*Buffer, error) {
+	return p.get(size, 0, false, false)
+}
+
+// GetNode is Get for NUMA node (AnyNode: none in particular): a cached
+// buffer allocated for that node, else, with anyNode, one of another
+// node's, else a new one on that node (gpubuf_pool_get_node(3)). A buffer
+// given back goes to the list of the node it was allocated for.
+func (p *Pool) GetNode(size, node int, anyNode bool) (*Buffer, error) {
+	if node < AnyNode {
+		return nil, fmt.Errorf("gpubuf: GetNode node must be a node or AnyNode, not %d", node)
+	}
+	return p.get(size, node, anyNode, true)
+}
+
+func (p *Pool) get(size, node int, anyNode, byNode bool) (*Buffer, error) {
 	if size <= 0 {
 		return nil, fmt.Errorf("gpubuf: Get size must be positive, not %d", size)
 	}
@@ -84,13 +114,22 @@ func (p *Pool) Get(size int) (*Buffer, error) {
 		return nil, ErrClosed
 	}
 	var buf *C.struct_gpubuf
+	var flags C.uint
+	if anyNode {
+		flags = C.GPUBUF_POOL_ANY_NODE
+	}
 	lockMaps()
-	ret := C.gpubuf_pool_get(p.pool, C.size_t(size), &buf)
+	var ret C.int
+	if byNode {
+		ret = C.gpubuf_pool_get_node(p.pool, C.size_t(size), C.int(node), flags, &buf)
+	} else {
+		ret = C.gpubuf_pool_get(p.pool, C.size_t(size), &buf)
+	}
 	unlockMaps()
 	if ret != 0 {
 		return nil, newError("gpubuf_pool_get", ret, "")
 	}
-	m := newMemory(buf, p.ctx.dmabuf, "Buffer", 1)
+	m := newMemory(buf, p.ctx.dmabuf, "Buffer", 2)
 	m.pool = p
 	return &Buffer{mem: m}, nil
 }
@@ -147,7 +186,7 @@ func (p *Pool) Stats() PoolStats {
 	return PoolStats{
 		Hits: uint64(st.hits), Misses: uint64(st.misses), Puts: uint64(st.puts),
 		Drops: uint64(st.drops), CachedBytes: uint64(st.cached_bytes),
-		CachedBuffers: uint64(st.cached_buffers),
+		CachedBuffers: uint64(st.cached_buffers), OtherNodeHits: uint64(st.other_node_hits),
 	}
 }
 

@@ -110,10 +110,13 @@ GPUBUF_EXPORT int gpubuf_matrix_view(struct gpubuf *buf, size_t offset,
  * on an align boundary. align is capped at the page size because that is
  * all the alignment an mmap() base guarantees.
  */
-GPUBUF_EXPORT int gpubuf_matrix_alloc(struct gpubuf_ctx *ctx,
-				      enum gpubuf_dtype dtype, size_t rows,
-				      size_t cols, enum gpubuf_layout layout,
-				      size_t align, struct gpubuf_matrix *out)
+GPUBUF_EXPORT int gpubuf_matrix_alloc_opts(struct gpubuf_ctx *ctx,
+					   enum gpubuf_dtype dtype, size_t rows,
+					   size_t cols,
+					   enum gpubuf_layout layout,
+					   size_t align,
+					   const struct gpubuf_alloc_opts *opts,
+					   struct gpubuf_matrix *out)
 {
 	GPUBUF_KEEP_ERRNO;
 	struct gpubuf_matrix m = {
@@ -135,11 +138,20 @@ GPUBUF_EXPORT int gpubuf_matrix_alloc(struct gpubuf_ctx *ctx,
 	    __builtin_mul_overflow(gpubuf_outer(&m), run, &total))
 		return -EOVERFLOW;
 	m.ld = run / es;	/* exact: align is a multiple of es */
-	err = gpubuf_alloc(ctx, total, NULL, &m.buf);
+	err = gpubuf_alloc(ctx, total, opts, &m.buf);
 	if (err)
 		return err;
 	*out = m;
 	return 0;
+}
+
+GPUBUF_EXPORT int gpubuf_matrix_alloc(struct gpubuf_ctx *ctx,
+				      enum gpubuf_dtype dtype, size_t rows,
+				      size_t cols, enum gpubuf_layout layout,
+				      size_t align, struct gpubuf_matrix *out)
+{
+	return gpubuf_matrix_alloc_opts(ctx, dtype, rows, cols, layout, align,
+					NULL, out);
 }
 
 GPUBUF_EXPORT int gpubuf_matrix_ref(const struct gpubuf_matrix *m)

@@ -186,6 +186,12 @@ int gpubuf_matrix_view(struct gpubuf *buf, size_t offset,
 int gpubuf_matrix_alloc(struct gpubuf_ctx *ctx, enum gpubuf_dtype dtype,
 			size_t rows, size_t cols, enum gpubuf_layout layout,
 			size_t align, struct gpubuf_matrix *out);
+/* The same with allocation options (a node: gpubuf_alloc_opts_near()). */
+int gpubuf_matrix_alloc_opts(struct gpubuf_ctx *ctx, enum gpubuf_dtype dtype,
+			     size_t rows, size_t cols,
+			     enum gpubuf_layout layout, size_t align,
+			     const struct gpubuf_alloc_opts *opts,
+			     struct gpubuf_matrix *out);
 int gpubuf_matrix_ref(const struct gpubuf_matrix *m);
 void gpubuf_matrix_release(struct gpubuf_matrix *m);
 int gpubuf_matrix_sub(const struct gpubuf_matrix *m, size_t row0, size_t col0,

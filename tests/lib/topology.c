@@ -11,7 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#include <linux/mempolicy.h>
 
 #include <gpubuf.h>
 
@@ -195,6 +198,51 @@ static int buffer_near_a_real_device_allocates(void)
 	return T_PASS;
 }
 
+/* The page at p's node, by get_mempolicy(); -1 when unknown. */
+static int t_page_node(const void *p)
+{
+	int node = -1;
+
+	if (syscall(SYS_get_mempolicy, &node, NULL, 0UL, p,
+		    MPOL_F_NODE | MPOL_F_ADDR))
+		return -1;
+	return node;
+}
+
+/*
+ * A matrix near node 0's device (in the made-up tree) has its pages on
+ * node 0, on either backend; bad options are refused as gpubuf_alloc()
+ * refuses them.
+ */
+static int matrix_near_a_device_lands_on_its_node(void)
+{
+	struct gpubuf_alloc_opts o = GPUBUF_ALLOC_OPTS_INIT;
+	struct gpubuf_matrix m;
+	struct gpubuf_ctx *ctx;
+
+	T_EQ(t_tree(), 0);
+	T_EQ(gpubuf_alloc_opts_near(&o, "rdma:rxe0"), 0);
+	t_tree_done();
+	T_EQ(o.numa_node, 0);
+	o.flags = GPUBUF_ALLOC_NUMA_STRICT;
+	T_EQ(gpubuf_open(&ctx, 0), 0);
+	T_EQ(gpubuf_matrix_alloc_opts(ctx, GPUBUF_DTYPE_F32, 300, 500,
+				      GPUBUF_ROW_MAJOR, 0, &o, &m), 0);
+	T_EQ(m.ld, 512);
+	gpubuf_matrix_set(&m, 299, 499, 1.5);
+	T_EQ(t_page_node(gpubuf_matrix_data(&m)), 0);
+	T_EQ(t_page_node(gpubuf_matrix_elem(&m, 299, 499)), 0);
+	gpubuf_matrix_release(&m);
+	o.reserved[0] = 1;
+	T_EQ(gpubuf_matrix_alloc_opts(ctx, GPUBUF_DTYPE_F32, 3, 5,
+				      GPUBUF_ROW_MAJOR, 0, &o, &m), -EINVAL);
+	T_EQ(gpubuf_matrix_alloc_opts(ctx, GPUBUF_DTYPE_F32, 3, 5,
+				      GPUBUF_ROW_MAJOR, 0, NULL, &m), 0);
+	gpubuf_matrix_release(&m);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
 /* lavapipe has no PCI address: no affinity. */
 static int vulkan_cpu_device_has_no_affinity(void)
 {
@@ -227,6 +275,7 @@ int main(void)
 		T_TEST(kernel_without_numa_has_node_0),
 		T_TEST(alloc_opts_near_sets_the_node),
 		T_TEST(buffer_near_a_real_device_allocates),
+		T_TEST(matrix_near_a_device_lands_on_its_node),
 		T_TEST_ON(T_VULKAN, vulkan_cpu_device_has_no_affinity),
 	};
 

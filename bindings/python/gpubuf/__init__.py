@@ -19,13 +19,14 @@ import threading
 from gpubuf._gpubuf import (  # noqa: F401  (re-exported)
     DL_CPU, DL_CUDA, DL_ROCM, Buffer, Context, CpuAccess, DeviceMatrix,
     Error, Matrix, NoDeviceError, OutOfMemoryError, Pool, UnsupportedError,
-    dlpack_versioned, library_version, strerror)
+    device_node, dlpack_versioned, library_version, strerror)
 
 __all__ = [
     "open", "default_context", "empty", "zeros", "buffer", "import_fd",
     "Context", "Buffer", "Matrix", "DeviceMatrix", "Pool", "CpuAccess",
     "Error", "NoDeviceError", "OutOfMemoryError", "UnsupportedError",
-    "dlpack_versioned", "library_version", "strerror", "DL_CPU", "DL_CUDA", "DL_ROCM",
+    "device_node", "dlpack_versioned", "library_version", "strerror",
+    "DL_CPU", "DL_CUDA", "DL_ROCM",
 ]
 
 
@@ -53,19 +54,19 @@ def default_context():
         return _default
 
 
-def empty(shape, dtype="float32", order="C", align=None):
+def empty(shape, dtype="float32", order="C", align=None, near=None):
     """default_context().empty(...): see Context.empty."""
-    return default_context().empty(shape, dtype, order, align)
+    return default_context().empty(shape, dtype, order, align, near)
 
 
-def zeros(shape, dtype="float32", order="C", align=None):
+def zeros(shape, dtype="float32", order="C", align=None, near=None):
     """default_context().zeros(...): see Context.zeros."""
-    return default_context().zeros(shape, dtype, order, align)
+    return default_context().zeros(shape, dtype, order, align, near)
 
 
-def buffer(nbytes, numa_node=None):
+def buffer(nbytes, numa_node=None, near=None):
     """default_context().buffer(...): see Context.buffer."""
-    return default_context().buffer(nbytes, numa_node)
+    return default_context().buffer(nbytes, numa_node, near)
 
 
 def import_fd(fd):

@@ -340,7 +340,8 @@ PyTypeObject pgb_CpuAccessType = {
 /* ---- Pool ------------------------------------------------------------------ */
 
 PyObject *pgb_pool_new(pgb_Context *context, Py_ssize_t max_cached,
-		       Py_ssize_t max_class)
+		       Py_ssize_t max_class,
+		       const struct gpubuf_alloc_opts *alloc)
 {
 	struct gpubuf_pool_opts opts = GPUBUF_POOL_OPTS_INIT;
 	struct gpubuf_ctx *ctx;
@@ -349,6 +350,7 @@ PyObject *pgb_pool_new(pgb_Context *context, Py_ssize_t max_cached,
 
 	opts.max_cached_bytes = (size_t)max_cached;
 	opts.max_class_bytes = (size_t)max_class;
+	opts.alloc = alloc;
 	ctx = pgb_context_hold(context);	/* until the pool is destroyed */
 	if (!ctx)
 		return NULL;
@@ -399,23 +401,44 @@ static void pgb_pool_dealloc(pgb_Pool *self)
 	PyObject_Free(self);
 }
 
-static PyObject *pgb_pool_get(pgb_Pool *self, PyObject *args)
+static PyObject *pgb_pool_get(pgb_Pool *self, PyObject *args, PyObject *kwargs)
 {
+	static char *kwlist[] = { "nbytes", "node", "any_node", NULL };
 	struct gpubuf_pool *pool = pgb_pool_get_pool(self);
-	int dmabuf, err;
+	PyObject *node_obj = NULL;
+	int dmabuf, err, any_node = 0;
 	struct gpubuf *buf;
 	Py_ssize_t nbytes;
+	long node = 0;
 
-	if (!pool || !PyArg_ParseTuple(args, "n:get", &nbytes))
+	if (!pool || !PyArg_ParseTupleAndKeywords(args, kwargs, "n|$Op:get", kwlist,
+						  &nbytes, &node_obj, &any_node))
 		return NULL;
 	if (nbytes < 0) {
 		PyErr_SetString(PyExc_ValueError, "gpubuf: nbytes must not be negative");
 		return NULL;
 	}
+	/* node=None: any node's (GPUBUF_NUMA_ANY) list. */
+	if (node_obj && node_obj != Py_None) {
+		node = PyLong_AsLong(node_obj);
+		if (node == -1 && PyErr_Occurred())
+			return NULL;
+		if (node < 0 || node > INT32_MAX) {
+			PyErr_SetString(PyExc_ValueError, "gpubuf: node must be a node number or None");
+			return NULL;
+		}
+	}
 	dmabuf = self->context->dmabuf;
 	self->busy++;
 	Py_BEGIN_ALLOW_THREADS
-	err = gpubuf_pool_get(pool, (size_t)nbytes, &buf);
+	if (node_obj)
+		err = gpubuf_pool_get_node(pool, (size_t)nbytes,
+					   node_obj == Py_None ? GPUBUF_NUMA_ANY : (int)node,
+					   any_node ? GPUBUF_POOL_ANY_NODE : 0, &buf);
+	else if (any_node)
+		err = -EINVAL;	/* any_node without a node: nothing to widen */
+	else
+		err = gpubuf_pool_get(pool, (size_t)nbytes, &buf);
 	Py_END_ALLOW_THREADS
 	self->busy--;
 	if (self->closed)
@@ -471,10 +494,11 @@ static PyObject *pgb_pool_stats(pgb_Pool *self, PyObject *unused)
 	if (!pool)
 		return NULL;
 	gpubuf_pool_stats(pool, &st);
-	return Py_BuildValue("{sKsKsKsKsKsK}", "hits", st.hits, "misses", st.misses,
+	return Py_BuildValue("{sKsKsKsKsKsKsK}", "hits", st.hits, "misses", st.misses,
 			     "puts", st.puts, "drops", st.drops,
 			     "cached_bytes", st.cached_bytes,
-			     "cached_buffers", st.cached_buffers);
+			     "cached_buffers", st.cached_buffers,
+			     "other_node_hits", st.other_node_hits);
 }
 
 static PyObject *pgb_pool_close(pgb_Pool *self, PyObject *unused)
@@ -500,15 +524,20 @@ static PyObject *pgb_pool_exit(pgb_Pool *self, PyObject *args)
 }
 
 static PyMethodDef pgb_pool_methods[] = {
-	{ "get", (PyCFunction)pgb_pool_get, METH_VARARGS,
-	  "get(nbytes) -> Buffer\n\nA cached buffer of nbytes' size class, or a new one." },
+	{ "get", (PyCFunction)(void (*)(void))pgb_pool_get, METH_VARARGS | METH_KEYWORDS,
+	  "get(nbytes, *, node=..., any_node=False) -> Buffer\n\n"
+	  "A cached buffer of nbytes' size class, or a new one. node: a NUMA\n"
+	  "node (None: no node), served from that node's cached buffers only,\n"
+	  "or with any_node=True from another node's when it has none; left\n"
+	  "out, the pool's own node (gpubuf_pool_get_node(3))." },
 	{ "put", (PyCFunction)pgb_pool_put, METH_O,
 	  "put(buffer)\n\nGive a buffer from get() back; the Buffer object is\n"
 	  "released. It is cached only when nothing else (a Matrix, a tensor)\n"
 	  "still refers to it. EXDEV for another pool's buffer." },
 	{ "trim", (PyCFunction)pgb_pool_trim, METH_NOARGS, "trim()\n\nFree every cached buffer." },
 	{ "stats", (PyCFunction)pgb_pool_stats, METH_NOARGS,
-	  "stats() -> dict\n\nhits, misses, puts, drops, cached_bytes, cached_buffers." },
+	  "stats() -> dict\n\nhits, misses, puts, drops, cached_bytes, cached_buffers,\n"
+	  "other_node_hits." },
 	{ "close", (PyCFunction)pgb_pool_close, METH_NOARGS,
 	  "close()\n\nFree the cached buffers; buffers handed out stay valid." },
 	{ "__enter__", (PyCFunction)pgb_pool_enter, METH_NOARGS, NULL },

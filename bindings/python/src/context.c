@@ -122,10 +122,38 @@ static int pgb_parse_shape(PyObject *shape, size_t *rows, size_t *cols)
 	return 0;
 }
 
+/*
+ * near=: None, or a device string (gpubuf_device_node(3)) whose node opts
+ * get. 0, or -1 with the exception set.
+ */
+int pgb_near_opts(PyObject *near_obj, struct gpubuf_alloc_opts *opts)
+{
+	const char *device;
+	int err;
+
+	if (!near_obj || near_obj == Py_None)
+		return 0;
+	device = PyUnicode_Check(near_obj) ? PyUnicode_AsUTF8(near_obj) : NULL;
+	if (!device) {
+		if (!PyErr_Occurred())
+			PyErr_SetString(PyExc_TypeError,
+					"gpubuf: near must be a device string such as 'cuda:0' or None");
+		return -1;
+	}
+	err = gpubuf_alloc_opts_near(opts, device);
+	if (err) {
+		pgb_raise(err, "gpubuf_alloc_opts_near", 1);
+		return -1;
+	}
+	return 0;
+}
+
 static PyObject *pgb_context_empty(pgb_Context *self, PyObject *args, PyObject *kwargs)
 {
-	static char *kwlist[] = { "shape", "dtype", "order", "align", NULL };
+	static char *kwlist[] = { "shape", "dtype", "order", "align", "near", NULL };
 	PyObject *shape, *dtype_obj = NULL, *order_obj = NULL, *align_obj = Py_None;
+	struct gpubuf_alloc_opts opts = GPUBUF_ALLOC_OPTS_INIT;
+	PyObject *near_obj = Py_None;
 	enum gpubuf_layout layout;
 	enum gpubuf_dtype dtype;
 	struct gpubuf_matrix m;
@@ -134,11 +162,12 @@ static PyObject *pgb_context_empty(pgb_Context *self, PyObject *args, PyObject *
 	PyObject *ret;
 	int err;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOO:empty", kwlist, &shape,
-					 &dtype_obj, &order_obj, &align_obj) ||
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|OOOO:empty", kwlist, &shape,
+					 &dtype_obj, &order_obj, &align_obj, &near_obj) ||
 	    pgb_parse_shape(shape, &rows, &cols) ||
 	    pgb_dtype_from_object(dtype_obj, &dtype) ||
-	    pgb_order_from_object(order_obj, &layout))
+	    pgb_order_from_object(order_obj, &layout) ||
+	    pgb_near_opts(near_obj, &opts))
 		return NULL;
 	if (align_obj != Py_None) {
 		Py_ssize_t a = PyNumber_AsSsize_t(align_obj, PyExc_OverflowError);
@@ -156,7 +185,7 @@ static PyObject *pgb_context_empty(pgb_Context *self, PyObject *args, PyObject *
 	if (!ctx)
 		return NULL;
 	Py_BEGIN_ALLOW_THREADS
-	err = gpubuf_matrix_alloc(ctx, dtype, rows, cols, layout, align, &m);
+	err = gpubuf_matrix_alloc_opts(ctx, dtype, rows, cols, layout, align, &opts, &m);
 	Py_END_ALLOW_THREADS
 	pgb_context_put(self);
 	if (err)
@@ -168,21 +197,27 @@ static PyObject *pgb_context_empty(pgb_Context *self, PyObject *args, PyObject *
 
 static PyObject *pgb_context_buffer(pgb_Context *self, PyObject *args, PyObject *kwargs)
 {
-	static char *kwlist[] = { "nbytes", "numa_node", NULL };
+	static char *kwlist[] = { "nbytes", "numa_node", "near", NULL };
 	struct gpubuf_alloc_opts opts = GPUBUF_ALLOC_OPTS_INIT;
-	PyObject *node_obj = Py_None;
+	PyObject *node_obj = Py_None, *near_obj = Py_None;
 	struct gpubuf_ctx *ctx;
 	Py_ssize_t nbytes;
 	struct gpubuf *buf;
 	int err;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "n|O:buffer", kwlist, &nbytes,
-					 &node_obj))
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "n|OO:buffer", kwlist, &nbytes,
+					 &node_obj, &near_obj))
 		return NULL;
 	if (nbytes < 0) {
 		PyErr_SetString(PyExc_ValueError, "gpubuf: nbytes must not be negative");
 		return NULL;
 	}
+	if (node_obj != Py_None && near_obj != Py_None) {
+		PyErr_SetString(PyExc_ValueError, "gpubuf: give numa_node or near, not both");
+		return NULL;
+	}
+	if (pgb_near_opts(near_obj, &opts))
+		return NULL;
 	if (node_obj != Py_None) {
 		long node = PyLong_AsLong(node_obj);
 
@@ -230,17 +265,21 @@ static PyObject *pgb_context_import_fd(pgb_Context *self, PyObject *arg)
 
 static PyObject *pgb_context_pool(pgb_Context *self, PyObject *args, PyObject *kwargs)
 {
-	static char *kwlist[] = { "max_cached_bytes", "max_class_bytes", NULL };
+	static char *kwlist[] = { "max_cached_bytes", "max_class_bytes", "near", NULL };
+	struct gpubuf_alloc_opts alloc = GPUBUF_ALLOC_OPTS_INIT;
 	Py_ssize_t max_cached = 0, max_class = 0;
+	PyObject *near_obj = Py_None;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|nn:pool", kwlist,
-					 &max_cached, &max_class))
+	if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|nnO:pool", kwlist,
+					 &max_cached, &max_class, &near_obj))
 		return NULL;
 	if (max_cached < 0 || max_class < 0) {
 		PyErr_SetString(PyExc_ValueError, "gpubuf: pool limits must not be negative");
 		return NULL;
 	}
-	return pgb_pool_new(self, max_cached, max_class);
+	if (pgb_near_opts(near_obj, &alloc))
+		return NULL;
+	return pgb_pool_new(self, max_cached, max_class, &alloc);
 }
 
 static PyObject *pgb_context_close(pgb_Context *self, PyObject *unused)
@@ -323,14 +362,18 @@ static PyObject *pgb_context_repr(pgb_Context *self)
 }
 
 #define PGB_EMPTY_DOC(name, what)						\
-	name "(shape, dtype='float32', order='C', align=None) -> Matrix\n\n"	\
+	name "(shape, dtype='float32', order='C', align=None, near=None)\n"	\
+	"    -> Matrix\n\n"							\
 	"A new (rows, cols) matrix in its own pinned buffer, " what ".\n"	\
 	"dtype: a name ('float32', 'bfloat16', ...), numpy.dtype or\n"		\
 	"torch.dtype. order: 'C' row-major, 'F' column-major. Each row\n"	\
 	"(column) starts on an align-byte boundary (a power of two from the\n"	\
 	"element size to the page size; None: 256), so ld may exceed the row\n"	\
-	"length; align=itemsize packs them. Raises gpubuf.Error (ENOMEM,\n"	\
-	"EINVAL, EOVERFLOW) as gpubuf_matrix_alloc(3) fails."
+	"length; align=itemsize packs them. near: a device ('cuda:0',\n"	\
+	"'hsa:0', 'vulkan:0', 'pci:0000:3b:00.0', 'drm:/dev/dri/card0',\n"	\
+	"'rdma:mlx5_0'): pages on its NUMA node, see gpubuf_device_node(3).\n" \
+	"Raises gpubuf.Error (ENOMEM, EINVAL, EOVERFLOW, ENODEV) as\n"	\
+	"gpubuf_matrix_alloc(3) and gpubuf_device_node(3) fail."
 
 static PyMethodDef pgb_context_methods[] = {
 	{ "empty", (PyCFunction)(void (*)(void))pgb_context_empty,
@@ -342,9 +385,10 @@ static PyMethodDef pgb_context_methods[] = {
 			"zero-filled by the kernel, so this costs no extra pass)") },
 	{ "buffer", (PyCFunction)(void (*)(void))pgb_context_buffer,
 	  METH_VARARGS | METH_KEYWORDS,
-	  "buffer(nbytes, numa_node=None) -> Buffer\n\n"
+	  "buffer(nbytes, numa_node=None, near=None) -> Buffer\n\n"
 	  "A new pinned, zero-filled buffer of nbytes, rounded up to pages.\n"
-	  "numa_node: allocate on that node only (ENOMEM when it cannot)." },
+	  "numa_node: allocate on that node only (ENOMEM when it cannot).\n"
+	  "near: prefer the NUMA node of a device, as for empty()." },
 	{ "import_fd", (PyCFunction)pgb_context_import_fd, METH_O,
 	  "import_fd(fd) -> Buffer\n\n"
 	  "Map a dma-buf file descriptor (an int or an object with fileno())\n"
@@ -352,9 +396,10 @@ static PyMethodDef pgb_context_methods[] = {
 	  "closes its own. Errors as gpubuf_import(3)." },
 	{ "pool", (PyCFunction)(void (*)(void))pgb_context_pool,
 	  METH_VARARGS | METH_KEYWORDS,
-	  "pool(max_cached_bytes=0, max_class_bytes=0) -> Pool\n\n"
+	  "pool(max_cached_bytes=0, max_class_bytes=0, near=None) -> Pool\n\n"
 	  "A cache of buffers in power-of-two size classes (0: 64 MiB each),\n"
-	  "see gpubuf_pool_create(3)." },
+	  "see gpubuf_pool_create(3). near: its buffers on the NUMA node of a\n"
+	  "device, as for empty(); Pool.get(nbytes, node=...) asks for another." },
 	{ "close", (PyCFunction)pgb_context_close, METH_NOARGS,
 	  "close()\n\nClose the context. Buffers and matrices made from it stay\n"
 	  "valid; the device file is closed once no Pool uses it." },

@@ -249,7 +249,33 @@ static PyObject *pgb_strerror(PyObject *mod, PyObject *arg)
 	return PyUnicode_FromString(gpubuf_strerror(err > 0 ? -(int)err : (int)err));
 }
 
+static PyObject *pgb_device_node(PyObject *mod, PyObject *arg)
+{
+	const char *device = PyUnicode_Check(arg) ? PyUnicode_AsUTF8(arg) : NULL;
+	int node = GPUBUF_NUMA_ANY, err;
+
+	(void)mod;
+	if (!device) {
+		if (!PyErr_Occurred())
+			PyErr_SetString(PyExc_TypeError, "gpubuf: device_node() takes a device string");
+		return NULL;
+	}
+	Py_BEGIN_ALLOW_THREADS
+	err = gpubuf_device_node(device, &node);
+	Py_END_ALLOW_THREADS
+	if (err)
+		return pgb_raise(err, "gpubuf_device_node", 1);
+	if (node == GPUBUF_NUMA_ANY)
+		Py_RETURN_NONE;
+	return PyLong_FromLong(node);
+}
+
 static PyMethodDef pgb_module_methods[] = {
+	{ "device_node", pgb_device_node, METH_O,
+	  "device_node(device) -> int or None\n\n"
+	  "The NUMA node a device's buffers belong on: 'cuda:N', 'hsa:N',\n"
+	  "'vulkan:N', 'pci:DDDD:BB:DD.F', 'drm:PATH' or 'rdma:NAME'; None for\n"
+	  "a device without affinity. See gpubuf_device_node(3)." },
 	{ "library_version", pgb_library_version, METH_NOARGS,
 	  "library_version() -> (major, minor, patch)\n\n"
 	  "Version of the libgpubuf this process loaded." },

@@ -114,7 +114,10 @@ PyObject *pgb_buffer_new(struct gpubuf *buf, int dmabuf);
 /* A CpuAccess context manager for buf (takes its own reference). */
 PyObject *pgb_cpu_access_new(struct gpubuf *buf, const char *mode);
 PyObject *pgb_pool_new(pgb_Context *context, Py_ssize_t max_cached,
-		       Py_ssize_t max_class);
+		       Py_ssize_t max_class,
+		       const struct gpubuf_alloc_opts *alloc);
+/* near=None or a device string into opts (context.c); -1: raised. */
+int pgb_near_opts(PyObject *near_obj, struct gpubuf_alloc_opts *opts);
 
 /* ---- Matrix (matrix.c) --------------------------------------------------- */
 
