@@ -209,27 +209,33 @@ static int topo_pci_parse(const char *s, char out[GPUBUF_PCI_ADDRESS_LEN])
 	return 0;
 }
 
-static int topo_pci_node(const struct topo *t, const char *addr, int *node)
+/*
+ * Each kind of device to its sysfs directory, relative to the root, in
+ * rel; "" for a device that has none (no PCI address: no affinity).
+ */
+static int topo_pci_dir(const struct topo *t, const char *addr, char *rel,
+			size_t len)
 {
-	char pci[GPUBUF_PCI_ADDRESS_LEN], rel[64];
+	char pci[GPUBUF_PCI_ADDRESS_LEN];
 
 	if (topo_pci_parse(addr, pci)) {
 		gpubuf_error_set("%s: \"%s\" is not a PCI address (dddd:bb:dd.f)",
 				 t->device, addr);
 		return -EINVAL;
 	}
-	snprintf(rel, sizeof(rel), "bus/pci/devices/%s", pci);
+	snprintf(rel, len, "bus/pci/devices/%s", pci);
 	if (!topo_exists(t, rel)) {
 		gpubuf_error_set("%s: no PCI device %s in %s/bus/pci/devices",
 				 t->device, pci, t->root);
 		return -ENODEV;
 	}
-	return topo_dir_node(t, rel, node);
+	return 0;
 }
 
 /* A runtime's device by index: its PCI address, then as "pci:". */
-static int topo_runtime_node(const struct topo *t, const char *arg,
-			     int (*address)(int, char *, size_t), int *node)
+static int topo_runtime_dir(const struct topo *t, const char *arg,
+			    int (*address)(int, char *, size_t), char *rel,
+			    size_t len)
 {
 	char pci[GPUBUF_PCI_ADDRESS_LEN], *end;
 	long index;
@@ -245,16 +251,16 @@ static int topo_runtime_node(const struct topo *t, const char *arg,
 	err = address((int)index, pci, sizeof(pci));
 	if (err == -ENOENT) {
 		/* No PCI address (a CPU device): no affinity to keep. */
-		*node = GPUBUF_NUMA_ANY;
+		rel[0] = '\0';
 		return 0;
 	}
-	return err ? err : topo_pci_node(t, pci, node);
+	return err ? err : topo_pci_dir(t, pci, rel, len);
 }
 
 /* A DRM device node (or /proc/self/fd/N): sysfs by its device number. */
-static int topo_drm_node(const struct topo *t, const char *path, int *node)
+static int topo_drm_dir(const struct topo *t, const char *path, char *rel,
+			size_t len)
 {
-	char rel[64];
 	struct stat st;
 
 	if (stat(path, &st)) {
@@ -267,7 +273,7 @@ static int topo_drm_node(const struct topo *t, const char *path, int *node)
 		gpubuf_error_set("%s: not a character device", t->device);
 		return -ENODEV;
 	}
-	snprintf(rel, sizeof(rel), "dev/char/%u:%u", major(st.st_rdev),
+	snprintf(rel, len, "dev/char/%u:%u", major(st.st_rdev),
 		 minor(st.st_rdev));
 	if (!topo_exists(t, rel)) {
 		gpubuf_error_set("%s: device %u:%u is not in %s/dev/char",
@@ -275,42 +281,35 @@ static int topo_drm_node(const struct topo *t, const char *path, int *node)
 				 minor(st.st_rdev), t->root);
 		return -ENODEV;
 	}
-	snprintf(rel, sizeof(rel), "dev/char/%u:%u/device", major(st.st_rdev),
+	snprintf(rel, len, "dev/char/%u:%u/device", major(st.st_rdev),
 		 minor(st.st_rdev));
-	return topo_dir_node(t, rel, node);
+	return 0;
 }
 
 /* An ibverbs device name (what ibv_get_device_name() gives). */
-static int topo_rdma_node(const struct topo *t, const char *name, int *node)
+static int topo_rdma_dir(const struct topo *t, const char *name, char *rel,
+			 size_t len)
 {
-	char rel[128];
-
 	if (!*name || strchr(name, '/') || !strcmp(name, ".") ||
 	    !strcmp(name, "..") || strlen(name) > 64) {
 		gpubuf_error_set("%s: \"%s\" is not an RDMA device name",
 				 t->device, name);
 		return -EINVAL;
 	}
-	snprintf(rel, sizeof(rel), "class/infiniband/%s", name);
+	snprintf(rel, len, "class/infiniband/%s", name);
 	if (!topo_exists(t, rel)) {
 		gpubuf_error_set("%s: no RDMA device %s in %s/class/infiniband",
 				 t->device, name, t->root);
 		return -ENODEV;
 	}
-	snprintf(rel, sizeof(rel), "class/infiniband/%s/device", name);
-	return topo_dir_node(t, rel, node);
+	snprintf(rel, len, "class/infiniband/%s/device", name);
+	return 0;
 }
 
-GPUBUF_EXPORT int gpubuf_device_node(const char *device, int *node)
+static int topo_device_dir(const struct topo *t, char *rel, size_t len)
 {
-	GPUBUF_KEEP_ERRNO;
-	struct topo t = { topo_root(), device };
-	const char *arg;
+	const char *device = t->device, *arg = strchr(device, ':');
 
-	gpubuf_error_clear();
-	if (!device || !node)
-		return -EINVAL;
-	arg = strchr(device, ':');
 	if (!arg) {
 		gpubuf_error_set("\"%s\" names no kind of device (pci:, cuda:, hsa:, vulkan:, drm:, rdma:)",
 				 device);
@@ -318,20 +317,71 @@ GPUBUF_EXPORT int gpubuf_device_node(const char *device, int *node)
 	}
 	arg++;
 	if (!strncmp(device, "pci:", 4))
-		return topo_pci_node(&t, arg, node);
+		return topo_pci_dir(t, arg, rel, len);
 	if (!strncmp(device, "cuda:", 5))
-		return topo_runtime_node(&t, arg, gpubuf_cuda_pci_address, node);
+		return topo_runtime_dir(t, arg, gpubuf_cuda_pci_address, rel,
+					len);
 	if (!strncmp(device, "hsa:", 4))
-		return topo_runtime_node(&t, arg, gpubuf_hsa_pci_address, node);
+		return topo_runtime_dir(t, arg, gpubuf_hsa_pci_address, rel, len);
 	if (!strncmp(device, "vulkan:", 7))
-		return topo_runtime_node(&t, arg, gpubuf_vk_pci_address, node);
+		return topo_runtime_dir(t, arg, gpubuf_vk_pci_address, rel, len);
 	if (!strncmp(device, "drm:", 4))
-		return topo_drm_node(&t, arg, node);
+		return topo_drm_dir(t, arg, rel, len);
 	if (!strncmp(device, "rdma:", 5))
-		return topo_rdma_node(&t, arg, node);
+		return topo_rdma_dir(t, arg, rel, len);
 	gpubuf_error_set("\"%s\": unknown kind of device (pci:, cuda:, hsa:, vulkan:, drm:, rdma:)",
 			 device);
 	return -EINVAL;
+}
+
+GPUBUF_EXPORT int gpubuf_device_node(const char *device, int *node)
+{
+	GPUBUF_KEEP_ERRNO;
+	struct topo t = { topo_root(), device };
+	char rel[PATH_MAX];
+	int err;
+
+	gpubuf_error_clear();
+	if (!device || !node)
+		return -EINVAL;
+	err = topo_device_dir(&t, rel, sizeof(rel));
+	if (err)
+		return err;
+	if (!rel[0]) {
+		*node = GPUBUF_NUMA_ANY;
+		return 0;
+	}
+	return topo_dir_node(&t, rel, node);
+}
+
+/*
+ * For gpubuf's tools (gpubuf/tools.h): the device's sysfs directory,
+ * resolved, under GPUBUF_SYSFS_ROOT if set; -ENOENT with "" for a device
+ * without one.
+ */
+GPUBUF_EXPORT int gpubuf_device_sysfs(const char *device, char *path,
+				      size_t len)
+{
+	GPUBUF_KEEP_ERRNO;
+	struct topo t = { topo_root(), device };
+	char rel[PATH_MAX], full[PATH_MAX], real[PATH_MAX];
+	int err;
+
+	gpubuf_error_clear();
+	if (!device || !path || !len)
+		return -EINVAL;
+	path[0] = '\0';
+	err = topo_device_dir(&t, rel, sizeof(rel));
+	if (err)
+		return err;
+	if (!rel[0] ||
+	    (size_t)snprintf(full, sizeof(full), "%s/%s", t.root, rel) >=
+	    sizeof(full) || !realpath(full, real))
+		return -ENOENT;
+	if (strlen(real) >= len)
+		return -ENAMETOOLONG;
+	strcpy(path, real);
+	return 0;
 }
 
 GPUBUF_EXPORT int gpubuf_alloc_opts_near(struct gpubuf_alloc_opts *opts,

@@ -17,6 +17,7 @@
 #include <linux/mempolicy.h>
 
 #include <gpubuf.h>
+#include <gpubuf/tools.h>
 
 #include "tap.h"
 #include "fake_sysfs.h"
@@ -243,6 +244,25 @@ static int matrix_near_a_device_lands_on_its_node(void)
 	return T_PASS;
 }
 
+/* gpubuf-info's call: the resolved sysfs directory, or -ENOENT and "". */
+static int device_sysfs_resolves_links(void)
+{
+	char dir[4096], want[600];
+
+	T_EQ(t_tree(), 0);
+	snprintf(want, sizeof(want), "/bus/pci/devices/0000:1b:00.0");
+	T_EQ(gpubuf_device_sysfs("rdma:rxe0", dir, sizeof(dir)), 0);
+	T_CHECK(strlen(dir) > strlen(want) &&
+		!strcmp(dir + strlen(dir) - strlen(want), want));
+	T_EQ(gpubuf_device_sysfs("rdma:virt0", dir, sizeof(dir)), -ENOENT);
+	T_EQ(dir[0], '\0');
+	T_EQ(gpubuf_device_sysfs("pci:0000:99:00.0", dir, sizeof(dir)), -ENODEV);
+	T_EQ(gpubuf_device_sysfs("pci:1b:00.0", dir, 8), -ENAMETOOLONG);
+	T_EQ(gpubuf_device_sysfs("pci:1b:00.0", NULL, 8), -EINVAL);
+	t_tree_done();
+	return T_PASS;
+}
+
 /* lavapipe has no PCI address: no affinity. */
 static int vulkan_cpu_device_has_no_affinity(void)
 {
@@ -276,6 +296,7 @@ int main(void)
 		T_TEST(alloc_opts_near_sets_the_node),
 		T_TEST(buffer_near_a_real_device_allocates),
 		T_TEST(matrix_near_a_device_lands_on_its_node),
+		T_TEST(device_sysfs_resolves_links),
 		T_TEST_ON(T_VULKAN, vulkan_cpu_device_has_no_affinity),
 	};
 

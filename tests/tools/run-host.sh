@@ -563,5 +563,71 @@ run infobad $info --bogus
 check "gpubuf-info --bogus exits 2 with usage on stderr only" "$tmp/infobad.err" -- \
 	sh -c "[ \$(cat '$tmp/infobad.rc') = 2 ] && grep -q '^usage: gpubuf-info' '$tmp/infobad.err' && [ ! -s '$tmp/infobad.out' ]"
 
+# --topology: the CUDA and HSA stand-ins (their default PCI addresses:
+# 0000:1A:00.0 for cuda:0, 0000:2a:00.0 and 0000:2b:00.0 for hsa:0 and 1)
+# and an RDMA device on a made-up sysfs tree with node 1 without memory.
+# hsa:1's function is missing from it: its row says why.
+fs=$tmp/sysfs
+mkdir -p "$fs/devices/system/node/node0" "$fs/devices/system/node/node1" \
+	"$fs/bus/pci/devices/0000:1a:00.0" "$fs/bus/pci/devices/0000:2a:00.0" \
+	"$fs/bus/pci/devices/0000:1b:00.0" "$fs/class/infiniband/rxe0"
+echo 0-1 >"$fs/devices/system/node/online"
+echo 0 >"$fs/devices/system/node/has_memory"
+echo "10 20" >"$fs/devices/system/node/node0/distance"
+echo "20 10" >"$fs/devices/system/node/node1/distance"
+d=$fs/bus/pci/devices/0000:1a:00.0
+echo 1 >"$d/numa_node"; echo 8-15 >"$d/local_cpulist"
+echo "16.0 GT/s PCIe" >"$d/current_link_speed"; echo 16 >"$d/current_link_width"
+d=$fs/bus/pci/devices/0000:2a:00.0
+echo 0 >"$d/numa_node"; echo "8.0 GT/s PCIe" >"$d/current_link_speed"
+echo 8 >"$d/current_link_width"
+echo -1 >"$fs/bus/pci/devices/0000:1b:00.0/numa_node"
+ln -s ../../../bus/pci/devices/0000:1b:00.0 "$fs/class/infiniband/rxe0/device"
+if [ -z "${CUDASTUB_DIR:-}" ] || [ -z "${HSASTUB_DIR:-}" ]; then
+	skip "gpubuf-info --topology lists the stand-ins' devices and RDMA with nodes, CPUs and links" \
+		"the CUDA and HSA stand-ins are not built (a library without CUDA or HSA support)"
+elif [ $have_py = 0 ]; then
+	skip "gpubuf-info --topology lists the stand-ins' devices and RDMA with nodes, CPUs and links" "python3 not found"
+else
+	run topo env GPUBUF_SYSFS_ROOT="$fs" \
+		LD_LIBRARY_PATH="$CUDASTUB_DIR:$HSASTUB_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+		"$info" --topology --json
+	check "gpubuf-info --topology lists the stand-ins' devices and RDMA with nodes, CPUs and links" \
+		"$tmp/topo.out" "$tmp/topo.err" -- sh -c "[ \$(cat '$tmp/topo.rc') = 0 ] &&
+		python3 - '$tmp/topo.out'" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+dev = {x["device"]: x for x in d["devices"]}
+c = dev["cuda:0"]
+# Node 1 has no memory: node 0, the nearest with memory.
+assert (c["pci"], c["numa_node"], c["local_cpus"]) == ("0000:1a:00.0", 0, "8-15"), c
+assert (c["link_gt_per_s"], c["link_width"]) == (16.0, 16), c
+assert abs(c["link_gb_per_s"] - 16 * 16 * 128 / 130 / 8) < 1e-3, c  # 31.5077
+h = dev["hsa:0"]
+assert (h["pci"], h["numa_node"], h["link_width"]) == ("0000:2a:00.0", 0, 8), h
+assert abs(h["link_gb_per_s"] - 8 * 8 * 128 / 130 / 8) < 1e-3, h
+h1 = dev["hsa:1"]
+assert h1["numa_node"] is None and "no PCI device 0000:2b:00.0" in h1["error"], h1
+r = dev["rdma:rxe0"]
+assert (r["pci"], r["numa_node"]) == ("0000:1b:00.0", None) and "link_width" not in r, r
+for v in (x for x in d["devices"] if x["device"].startswith("vulkan:")):
+    if "llvmpipe" in v["name"]:
+        assert v["pci"] is None and v["numa_node"] is None, v
+assert d["nodes"] == [{"node": 0, "memory": True, "distances": [10, 20]},
+                      {"node": 1, "memory": False, "distances": [20, 10]}], d["nodes"]
+PY
+	run topotext env GPUBUF_SYSFS_ROOT="$fs" \
+		LD_LIBRARY_PATH="$CUDASTUB_DIR:$HSASTUB_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+		"$info" --topology
+	check "gpubuf-info --topology's table: one row a device, the link's GB/s, the distance table" \
+		"$tmp/topotext.out" -- sh -c "grep -Eq '^cuda:0 +0000:1a:00.0 +0 +8-15 +16.0 GT/s x16 +31.5 ' '$tmp/topotext.out' &&
+		grep -Eq '^rdma:rxe0 +0000:1b:00.0 +any ' '$tmp/topotext.out' &&
+		grep -Eq '^hsa:1 +- +\\? .*no PCI device 0000:2b:00.0' '$tmp/topotext.out' &&
+		grep -Eq '^1 +20 +10 +no\$' '$tmp/topotext.out'"
+fi
+run topomap $info --topology --map 4M
+check "gpubuf-info --topology --map exits 2: separate reports" "$tmp/topomap.err" -- \
+	sh -c "[ \$(cat '$tmp/topomap.rc') = 2 ] && grep -q '^ERROR: --map and --topology' '$tmp/topomap.err'"
+
 echo "1..$n"
 [ $failed = 0 ]

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * gpubuf-info: what gpubuf sees on this machine. Versions, backend, the
- * module's limits and counters, GPU runtimes and DRM devices, and with
- * --map how a buffer of a given size gets mapped. See gpubuf-info(1). Always exits 0 after reporting (2 on a usage error).
+ * module's limits and counters, GPU runtimes and DRM devices, with --map
+ * how a buffer of a given size gets mapped, and with --topology every
+ * device's NUMA node and link (topology.c). See gpubuf-info(1). Always
+ * exits 0 after reporting (2 on a usage error).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -16,6 +18,7 @@
 #include "../common/gpuprobe.h"
 #include "../common/json.h"
 #include "../common/sysinfo.h"
+#include "topology.h"
 
 static const char *const limit_names[] = {
 	"max_buffer_bytes", "max_total_bytes", "reserve_bytes",
@@ -56,10 +59,12 @@ struct info {
 
 static void info_usage(FILE *f)
 {
-	fputs("usage: gpubuf-info [--json] [--map SIZE] [-h|--help]\n"
+	fputs("usage: gpubuf-info [--json] [--map SIZE | --topology] [-h|--help]\n"
 	      "  --json     one JSON document on stdout (default: text)\n"
 	      "  --map SIZE allocate a SIZE buffer (64M, 1G, ...) and report how\n"
 	      "             much of its mapping 2 MiB (PMD) entries hold\n"
+	      "  --topology every CUDA, HSA, Vulkan, DRM and RDMA device: PCI\n"
+	      "             address, NUMA node, local CPUs, PCIe link; node distances\n"
 	      "  -h, --help this text\n"
 	      "Environment: GPUBUF_BACKEND=module|memfd|auto selects the backend.\n"
 	      "Exit status: 0 after reporting, 2 on a usage error.\n", f);
@@ -322,12 +327,13 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "map", required_argument, NULL, 'm' },
+		{ "topology", no_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t map_size = 0;
 	struct info in;
-	int c, json = 0;
+	int c, json = 0, topology = 0;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -342,6 +348,9 @@ int main(int argc, char **argv)
 				info_usage(stderr);
 				return 2;
 			}
+			break;
+		case 't':
+			topology = 1;
 			break;
 		case 'h':
 			info_usage(stdout);
@@ -358,6 +367,13 @@ int main(int argc, char **argv)
 		info_usage(stderr);
 		return 2;
 	}
+	if (topology && map_size) {
+		fprintf(stderr, "ERROR: --map and --topology are separate reports\n");
+		info_usage(stderr);
+		return 2;
+	}
+	if (topology)
+		return info_topology(json);
 	memset(&in, 0, sizeof(in));
 	in.map_size = map_size;
 	info_collect(&in);

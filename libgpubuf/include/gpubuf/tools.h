@@ -28,6 +28,14 @@
 extern "C" {
 #endif
 
+/*
+ * The sysfs directory of a device as gpubuf_device_node(3) names it
+ * ("cuda:0", "rdma:mlx5_0", ...), resolved, under GPUBUF_SYSFS_ROOT if
+ * set: gpubuf-info reads its link and CPUs there. -ENOENT with "" for a
+ * device that has none (lavapipe), else gpubuf_device_node()'s errors.
+ */
+int gpubuf_device_sysfs(const char *device, char *path, size_t len);
+
 #ifdef GPUBUF_HAVE_CUDA
 
 #include <cuda.h>

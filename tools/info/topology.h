@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: MIT */
+/* gpubuf-info --topology (topology.c). */
+#ifndef GPUBUF_INFO_TOPOLOGY_H
+#define GPUBUF_INFO_TOPOLOGY_H
+
+/* Print the report, text or JSON; the exit status. */
+int info_topology(int json);
+/* The most a PCIe link of gts GT/s and width lanes carries one way, GB/s. */
+double topo_link_gbps(double gts, int width);
+
+#endif
