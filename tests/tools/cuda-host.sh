@@ -130,5 +130,21 @@ stubrun badfile --size 64K --reps 1 --warmup 0 --json-file "$tmp/none/x.json"
 check "an unwritable --json-file exits 1 and names the file" "$tmp/badfile.err" -- \
 	sh -c "[ \$(cat '$tmp/badfile.rc') = 1 ] && grep -q -- '--json-file $tmp/none/x.json' '$tmp/badfile.err'"
 
+# ---- the PCIe link beside the rows, and --node ------------------------------
+# The stand-in's device 0 is 0000:1A:00.0; a made-up sysfs tree gives it
+# a 16 GT/s x16 link. --node 0 puts every gpubuf buffer on node 0.
+fs=$tmp/sysfs
+mkdir -p "$fs/bus/pci/devices/0000:1a:00.0"
+echo 0 >"$fs/bus/pci/devices/0000:1a:00.0/numa_node"
+echo "16.0 GT/s PCIe" >"$fs/bus/pci/devices/0000:1a:00.0/current_link_speed"
+echo 16 >"$fs/bus/pci/devices/0000:1a:00.0/current_link_width"
+run link env GPUBUF_SYSFS_ROOT="$fs" LD_LIBRARY_PATH="$stub${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+	"$bench" cuda --size 64K --reps 1 --warmup 0 --node 0 --json
+check "the device row gives the link's ceiling; --node 0 is in the header and the buffers are there" \
+	"$tmp/link.out" "$tmp/link.err" -- sh -c "[ \$(cat '$tmp/link.rc') = 0 ] &&
+	grep -q '\"info\": \"device 0 of 1: .*; link: 0000:1a:00.0 PCIe 16.0 GT/s x16: at most 31.5 GB/s each way\"' '$tmp/link.out' &&
+	grep -q '\"numa_node_requested\": 0,' '$tmp/link.out' &&
+	grep -q '\"numa_node_gpubuf\": 0,' '$tmp/link.out'"
+
 echo "1..$n"
 [ $failed = 0 ]

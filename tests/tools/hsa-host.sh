@@ -226,6 +226,17 @@ check "no fine-grained pool: fine_pool rows skipped, vs_fine_pool ratios say why
 	grep -q '^calls_hsa_amd_memory_lock ' '$tmp/nofine.report' &&
 	! grep -q '^calls_hsa_amd_memory_lock_to_pool ' '$tmp/nofine.report' && $(clean nofine)"
 
+# The device row gives agent 0's PCIe link (0000:2a:00.0 by default) from
+# a made-up sysfs tree; without the tree it says why there is none.
+fs=$tmp/sysfs
+mkdir -p "$fs/bus/pci/devices/0000:2a:00.0"
+echo "8.0 GT/s PCIe" >"$fs/bus/pci/devices/0000:2a:00.0/current_link_speed"
+echo 8 >"$fs/bus/pci/devices/0000:2a:00.0/current_link_width"
+stubrun link GPUBUF_SYSFS_ROOT=$fs -- --size 64K --reps 1 --warmup 0 --csv
+check "the device row gives agent 0's link: 8 GT/s x8, at most 7.9 GB/s each way" \
+	"$tmp/link.out" -- sh -c "[ \$(cat '$tmp/link.rc') = 0 ] &&
+	grep -q '^hsa,device,.*; link: 0000:2a:00.0 PCIe 8.0 GT/s x8: at most 7.9 GB/s each way\"\$' '$tmp/link.out'"
+
 # Every host allocation of the loop is freed on every path (valgrind).
 if command -v valgrind >/dev/null 2>&1; then
 	run vg env LD_LIBRARY_PATH="$stub${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" valgrind --leak-check=full \

@@ -516,6 +516,29 @@ run rdmatimeout $bench rdma --peer 127.0.0.1 --tcp-timeout 0
 check "gpubuf-bench rdma --tcp-timeout 0 is a usage error (2)" "$tmp/rdmatimeout.err" -- \
 	sh -c "[ \$(cat '$tmp/rdmatimeout.rc') = 2 ] && grep -q \"^ERROR: invalid --tcp-timeout: '0'\" '$tmp/rdmatimeout.err'"
 
+# ---- --node ------------------------------------------------------------------
+# Every gpubuf buffer on node 0 (strict); a node not online is a usage error.
+run node0 $bench host --node 0 $small --json
+if [ $have_py = 1 ]; then
+	check "host --node 0: the header names node 0 and the gpubuf page is there; rows measured" \
+		"$tmp/node0.out" "$tmp/node0.err" -- sh -c "[ \$(cat '$tmp/node0.rc') = 0 ] &&
+		python3 - '$tmp/node0.out'" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+h = d["header"]
+assert h["numa_node_requested"] == 0 and h["numa_node_gpubuf"] == 0, h
+ok = [r for r in d["results"] if r["memory"] == "gpubuf" and r["status"] == "ok"]
+assert ok and all(r["numa_node"] == 0 for r in ok), d["results"]
+PY
+else
+	skip "host --node 0: the header names node 0 and the gpubuf page is there; rows measured" "python3 not found"
+fi
+run nodebad $bench host --node 1023 $small
+check "--node 1023 (not online) exits 2 and says so" "$tmp/nodebad.err" -- \
+	sh -c "[ \$(cat '$tmp/nodebad.rc') = 2 ] && grep -q '^ERROR: --node 1023: no such NUMA node online' '$tmp/nodebad.err'"
+run nodeneg $bench host --node -1 $small
+check "--node -1 is a usage error (2)" "$tmp/nodeneg.err" -- sh -c "[ \$(cat '$tmp/nodeneg.rc') = 2 ]"
+
 # ---- gpubuf-info -----------------------------------------------------------
 run info $info
 check "gpubuf-info exits 0 and says the module is not loaded" "$tmp/info.out" -- \

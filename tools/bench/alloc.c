@@ -57,7 +57,7 @@ static int alloc_get(struct bench *b, enum alloc_kind k, size_t size,
 
 	memset(a, 0, sizeof(*a));
 	if (k == AK_GPUBUF) {
-		err = gpubuf_alloc(b->ctx, size, NULL, &a->gb);
+		err = gpubuf_alloc(b->ctx, size, BENCH_ALLOC(b), &a->gb);
 		if (err)
 			return err;
 		a->ptr = gpubuf_ptr(a->gb);

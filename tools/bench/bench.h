@@ -41,6 +41,7 @@ struct bench_opts {
 	const char *json_file;		/* --json-file: JSON here as well */
 	const char *drm_card;
 	int device;			/* --device: CUDA ordinal, HSA GPU agent index */
+	int node;			/* --node: gpubuf buffers there; -1 none */
 	const char *rdma_peer;		/* --peer HOST: measure against its --serve */
 	int rdma_serve;			/* --serve: be the other side of one run */
 	const char *ib_dev;		/* --ib-dev: RDMA device name; NULL = first */
@@ -87,6 +88,7 @@ struct header {
 	char numa_online[64];
 	int numa_gpubuf;	/* node of a gpubuf page, -1 n/a */
 	int numa_anon;		/* node of an anonymous page, -1 n/a */
+	int node_requested;	/* --node, -1 none */
 	int emulated;
 	char emulated_why[256];
 	const char *backend;	/* "module", "memfd" or "none" */
@@ -123,6 +125,8 @@ struct ratio {
 struct bench {
 	struct bench_opts o;
 	struct gpubuf_ctx *ctx;	/* NULL when gpubuf_open() failed */
+	/* every gpubuf buffer's options: --node's, strict (BENCH_ALLOC) */
+	struct gpubuf_alloc_opts alloc;
 	int open_rc;		/* gpubuf_open_err()'s -errno, 0 on success */
 	struct header hdr;
 	struct result *res;
@@ -130,6 +134,9 @@ struct bench {
 	struct ratio *rat;
 	int nr_rat, cap_rat;
 };
+
+/* The options every gpubuf allocation of the run uses: NULL or --node's. */
+#define BENCH_ALLOC(b) ((b)->o.node >= 0 ? &(b)->alloc : NULL)
 
 /* options.c */
 int bench_parse(struct bench_opts *o, int argc, char **argv);

@@ -44,6 +44,7 @@ int mode_cuda(struct bench *b)
 
 #else /* GPUBUF_HAVE_CUDA */
 
+#include "../common/pcilink.h"
 #include "cuda.h"
 
 static const uint64_t cuda_default_sizes[] = { 512 * MIB };
@@ -76,7 +77,7 @@ static void cu_host_get(struct cuda_bench *cb, enum cu_mem k,
 		snprintf(h->why, sizeof(h->why), "%s", cb->memfd_why);
 		return;
 	} else {
-		err = gpubuf_alloc(ctx, s->size, NULL, &h->gb);
+		err = gpubuf_alloc(ctx, s->size, BENCH_ALLOC(cb->b), &h->gb);
 		if (err) {
 			h->gb = NULL;
 			snprintf(h->why, sizeof(h->why), "gpubuf_alloc: %s",
@@ -436,7 +437,7 @@ static int cu_setup(struct cuda_bench *cb, char *why, size_t len)
 static void cu_info_row(struct cuda_bench *cb, int count)
 {
 	struct result *r = result_add(cb->b, MODE_CUDA, RES_INFO);
-	char name[128] = "?";
+	char name[128] = "?", dev[32], link[224];
 	CUdevice d;
 
 	if (cb->cu->cuDeviceGet(&d, cb->dev) == CUDA_SUCCESS &&
@@ -448,9 +449,11 @@ static void cu_info_row(struct cuda_bench *cb, int count)
 		 cb->cu->driver_version / 1000,
 		 cb->cu->driver_version % 1000 / 10);
 	r->device_count = count;
-	result_reason(r, "device %d of %d: %s, driver %s, backend %s; cuBLAS: %s%s",
+	snprintf(dev, sizeof(dev), "cuda:%d", cb->dev);
+	pci_link_text(dev, link, sizeof(link));
+	result_reason(r, "device %d of %d: %s, driver %s, backend %s; cuBLAS: %s%s; link: %s",
 		      cb->dev, count, name, r->version, cb->b->hdr.backend,
-		      cb->blas ? "" : "unavailable: ", cb->blas_why);
+		      cb->blas ? "" : "unavailable: ", cb->blas_why, link);
 }
 
 int mode_cuda(struct bench *b)

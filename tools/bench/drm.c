@@ -91,7 +91,7 @@ static int drm_sample(struct bench *b, int dfd, uint64_t size, int warmup,
 	struct gpubuf *buf;
 	int rep, err;
 
-	err = gpubuf_alloc(b->ctx, size, NULL, &buf);
+	err = gpubuf_alloc(b->ctx, size, BENCH_ALLOC(b), &buf);
 	if (err) {
 		snprintf(why, len, "gpubuf_alloc: %s", gpubuf_strerror(err));
 		return err;

@@ -21,6 +21,7 @@ static void header_numa(struct bench *b)
 	char *p;
 
 	h->numa_gpubuf = h->numa_anon = -1;
+	h->node_requested = b->o.node;
 	sys_numa_online(h->numa_online, sizeof(h->numa_online));
 	p = mmap(NULL, ps, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -29,7 +30,7 @@ static void header_numa(struct bench *b)
 		h->numa_anon = sys_numa_node_of(p);
 		munmap(p, ps);
 	}
-	if (b->ctx && !gpubuf_alloc(b->ctx, ps, NULL, &buf)) {
+	if (b->ctx && !gpubuf_alloc(b->ctx, ps, BENCH_ALLOC(b), &buf)) {
 		h->numa_gpubuf = sys_numa_node_of(gpubuf_ptr(buf));
 		gpubuf_unref(buf);
 	}

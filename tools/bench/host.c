@@ -241,7 +241,7 @@ static int host_alloc(struct bench *b, enum host_kind k, size_t size,
 	memset(m, 0, sizeof(*m));
 	switch (k) {
 	case KIND_GPUBUF:
-		err = gpubuf_alloc(b->ctx, size, NULL, &m->gb);
+		err = gpubuf_alloc(b->ctx, size, BENCH_ALLOC(b), &m->gb);
 		if (err) {
 			snprintf(why, len, "gpubuf_alloc: %s",
 				 gpubuf_strerror(err));

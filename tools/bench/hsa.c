@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/pcilink.h"
 #include "../common/sysinfo.h"
 #include "bench.h"
 
@@ -118,7 +119,8 @@ static void hm_host_get(struct hsa_bench *hb, enum hm_mem k,
 			snprintf(h->why, sizeof(h->why), "malloc: out of memory");
 	} else if (!ctx) {
 		snprintf(h->why, sizeof(h->why), "%s", hb->memfd_why);
-	} else if ((err = gpubuf_alloc(ctx, s->size, NULL, &h->gb))) {
+	} else if ((err = gpubuf_alloc(ctx, s->size, BENCH_ALLOC(hb->b),
+				       &h->gb))) {
 		h->gb = NULL;
 		snprintf(h->why, sizeof(h->why), "gpubuf_alloc: %s",
 			 gpubuf_strerror(err));
@@ -357,7 +359,7 @@ static void hm_info_row(struct hsa_bench *hb)
 	const struct gpubuf_hsa *hsa = hb->hsa;
 	struct result *r = result_add(hb->b, MODE_HSA, RES_INFO);
 	uint16_t major = 0, minor = 0;
-	char name[64] = "?";
+	char name[64] = "?", dev[32], link[224];
 
 	/* Agent names are 64 bytes, not always terminated. */
 	if (hsa->hsa_agent_get_info(hb->gpu, HSA_AGENT_INFO_NAME, name) !=
@@ -374,9 +376,11 @@ static void hm_info_row(struct hsa_bench *hb)
 	else
 		snprintf(r->version, sizeof(r->version), "?");
 	r->device_count = hb->count;
-	result_reason(r, "GPU agent %d of %d: %s, HSA %s, backend %s; fine-grained system pool: %s",
+	snprintf(dev, sizeof(dev), "hsa:%d", hb->dev);
+	pci_link_text(dev, link, sizeof(link));
+	result_reason(r, "GPU agent %d of %d: %s, HSA %s, backend %s; fine-grained system pool: %s; link: %s",
 		      hb->dev, hb->count, name, r->version, hb->b->hdr.backend,
-		      hsa->have_pool ? "yes" : "none");
+		      hsa->have_pool ? "yes" : "none", link);
 }
 
 int mode_hsa(struct bench *b)

@@ -28,7 +28,8 @@ static int hl_source(struct hsa_bench *hb, struct hm_host *src, char *why,
 		     size_t len)
 {
 	uint64_t agent = hb->gpu.handle;
-	int err = gpubuf_alloc(hb->b->ctx, HL_VADD_BYTES, NULL, &src->gb);
+	int err = gpubuf_alloc(hb->b->ctx, HL_VADD_BYTES, BENCH_ALLOC(hb->b),
+			       &src->gb);
 
 	if (err) {
 		hm_why(why, len, "gpubuf_alloc", err);

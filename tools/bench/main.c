@@ -60,6 +60,11 @@ int main(int argc, char **argv)
 		bench_usage(stderr);
 	if (rc >= 0)
 		return rc;
+	b.alloc = (struct gpubuf_alloc_opts)GPUBUF_ALLOC_OPTS_INIT;
+	if (b.o.node >= 0) {
+		b.alloc.numa_node = b.o.node;
+		b.alloc.flags = GPUBUF_ALLOC_NUMA_STRICT;
+	}
 
 	rc = gpubuf_open_err(&b.ctx, GPUBUF_OPEN_ALLOW_MEMFD,
 			     b.hdr.open_error, sizeof(b.hdr.open_error));

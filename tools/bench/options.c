@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../common/sysinfo.h"
 #include "bench.h"
@@ -73,6 +74,9 @@ void bench_usage(FILE *f)
 "  --drm-card PATH    DRM device for drm (default: first /dev/dri/card*)\n"
 "  --device N         CUDA device ordinal for cuda, GPU agent index (in\n"
 "                     enumeration order) for hsa (default 0)\n"
+"  --node N           every gpubuf buffer on NUMA node N only (strict), to\n"
+"                     measure local against remote memory (default: the\n"
+"                     allocating thread's policy)\n"
 "  --peer HOST        rdma: measure against 'gpubuf-bench rdma --serve' on HOST\n"
 "  --serve            rdma: wait for one --peer run and serve its memory\n"
 "  --ib-dev NAME      rdma: RDMA device (default: the first one)\n"
@@ -124,6 +128,17 @@ static int parse_size_list(struct bench_opts *o, const char *arg)
 	return err ? err : (o->nr_sizes ? 0 : -EINVAL);
 }
 
+/* Whether NUMA node n is online (node 0 on a kernel without NUMA). */
+static int node_online(int n)
+{
+	char path[64];
+
+	if (access("/sys/devices/system/node", F_OK))
+		return n == 0;
+	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d", n);
+	return access(path, F_OK) == 0;
+}
+
 static int parse_int(const char *s, int min, int *out)
 {
 	char *end;
@@ -157,7 +172,7 @@ static int parse_mode(struct bench_opts *o, const char *s)
 enum { OPT_SIZES = 256, OPT_SIZE, OPT_MAX_SIZE, OPT_RATIO_SIZE, OPT_THREADS, OPT_REPS, OPT_WARMUP,
        OPT_REP_BYTES, OPT_DRM_CARD, OPT_DEVICE, OPT_JSON, OPT_JSON_FILE, OPT_CSV, OPT_PLOT,
        OPT_PEER, OPT_SERVE, OPT_IB_DEV, OPT_TCP_PORT, OPT_TCP_TIMEOUT, OPT_BIND,
-       OPT_OPS };
+       OPT_OPS, OPT_NODE };
 
 static const struct option long_opts[] = {
 	{ "sizes", required_argument, NULL, OPT_SIZES },
@@ -181,6 +196,7 @@ static const struct option long_opts[] = {
 	{ "tcp-timeout", required_argument, NULL, OPT_TCP_TIMEOUT },
 	{ "bind", required_argument, NULL, OPT_BIND },
 	{ "ops", required_argument, NULL, OPT_OPS },
+	{ "node", required_argument, NULL, OPT_NODE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -205,6 +221,7 @@ int bench_parse(struct bench_opts *o, int argc, char **argv)
 	o->rep_bytes = 64 * MIB;
 	o->tcp_port = "7472";
 	o->tcp_timeout = 60;
+	o->node = -1;
 	opterr = 0;
 	for (;;) {
 		/* Modes and options may come in any order. */
@@ -257,6 +274,15 @@ int bench_parse(struct bench_opts *o, int argc, char **argv)
 		case OPT_DEVICE:
 			if (parse_int(optarg, 0, &o->device))
 				return bench_bad("--device", optarg);
+			break;
+		case OPT_NODE:
+			if (parse_int(optarg, 0, &o->node) || o->node > 1023)
+				return bench_bad("--node", optarg);
+			if (!node_online(o->node)) {
+				fprintf(stderr, "ERROR: --node %d: no such NUMA node online\n",
+					o->node);
+				return EXIT_USAGE;
+			}
 			break;
 		case OPT_JSON:
 			o->format = FMT_JSON;

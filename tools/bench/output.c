@@ -59,8 +59,9 @@ static void table_header(const struct header *h)
 	printf("# backend:  %s\n", h->backend);
 	printf("# driver:   %s\n", h->driver);
 	printf("# library:  %s\n", h->library);
-	printf("# numa:     online %s; gpubuf page on node %s, anonymous page on node %s\n",
+	printf("# numa:     online %s; gpubuf page on node %s%s, anonymous page on node %s\n",
 	       h->numa_online, node_str(h->numa_gpubuf, n1),
+	       h->node_requested >= 0 ? " (--node: every gpubuf buffer there)" : "",
 	       node_str(h->numa_anon, n2));
 	printf("# cuda:     %s\n", h->cuda);
 	printf("# hsa:      %s\n", h->hsa);
@@ -332,6 +333,7 @@ static void json_header(struct json *j, const struct bench *b)
 	json_str(j, "library_version_compiled", GPUBUF_VERSION_STRING);
 	json_str(j, "numa_online", h->numa_online);
 	json_node(j, "numa_node_gpubuf", h->numa_gpubuf);
+	json_node(j, "numa_node_requested", h->node_requested);
 	json_node(j, "numa_node_anon", h->numa_anon);
 	json_str(j, "cuda", h->cuda);
 	json_str(j, "hsa", h->hsa);

@@ -187,7 +187,7 @@ int rdma_memory_register(struct rdma *r)
 	const int access = access_flags(r);
 	int rc, k;
 
-	rc = gpubuf_alloc(r->b->ctx, r->size, NULL, &r->gbuf);
+	rc = gpubuf_alloc(r->b->ctx, r->size, BENCH_ALLOC(r->b), &r->gbuf);
 	if (rc)
 		return rdma_fail(r, "gpubuf_alloc(%zu): %s", r->size, gpubuf_strerror(rc));
 	r->mem[0] = gpubuf_ptr(r->gbuf);

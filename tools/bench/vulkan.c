@@ -359,8 +359,8 @@ int vk_operand(struct vk_bench *vb, struct gpubuf_matrix *m, size_t rows,
 	struct gpubuf_vk_memory tmp;
 	int err;
 
-	err = gpubuf_matrix_alloc(vb->b->ctx, GPUBUF_DTYPE_F32, rows, cols,
-				  GPUBUF_ROW_MAJOR, 0, m);
+	err = gpubuf_matrix_alloc_opts(vb->b->ctx, GPUBUF_DTYPE_F32, rows, cols,
+				       GPUBUF_ROW_MAJOR, 0, BENCH_ALLOC(vb->b), m);
 	if (err) {
 		snprintf(why, len, "gpubuf_matrix_alloc: %s",
 			 gpubuf_strerror(err));
@@ -483,7 +483,7 @@ static int vk_sample(struct vk_bench *vb, struct vk_size *s, enum vk_op op,
 		struct gpubuf_vk_memory m;
 		struct gpubuf *buf;
 
-		err = gpubuf_alloc(vb->b->ctx, s->size, NULL, &buf);
+		err = gpubuf_alloc(vb->b->ctx, s->size, BENCH_ALLOC(vb->b), &buf);
 		if (err) {
 			snprintf(why, len, "gpubuf_alloc: %s", gpubuf_strerror(err));
 			return err;

@@ -20,6 +20,7 @@
 
 #include "../common/drmdev.h"
 #include "../common/json.h"
+#include "../common/pcilink.h"
 #include "topology.h"
 
 #define TOPO_MAX_DEVICES	64
@@ -97,23 +98,11 @@ static bool topo_list_has(const char *list, int n)
 	return false;
 }
 
-/*
- * The most a PCIe link carries one way, GB/s: GT/s x lanes x encoding / 8
- * (8b/10b up to 5 GT/s, 128b/130b from 8 GT/s, 242/256 FLITs at 64 GT/s).
- */
-double topo_link_gbps(double gts, int width)
-{
-	double enc = gts < 8 ? 0.8 : gts < 64 ? 128.0 / 130 : 242.0 / 256;
-
-	return gts * width * enc / 8;
-}
-
 static void topo_add(struct topo_report *r, const char *device,
 		     const char *name)
 {
+	struct pci_link l;
 	struct topo_dev *d;
-	char dir[4096], path[4200], val[64];
-	const char *base;
 
 	if (r->nr_dev == TOPO_MAX_DEVICES)
 		return;
@@ -124,21 +113,12 @@ static void topo_add(struct topo_report *r, const char *device,
 	d->node_err = gpubuf_device_node(device, &d->node);
 	if (d->node_err)
 		snprintf(d->why, sizeof(d->why), "%s", gpubuf_last_error());
-	if (gpubuf_device_sysfs(device, dir, sizeof(dir)))
+	if (pci_link_of(device, &l))
 		return;
-	base = strrchr(dir, '/') ? strrchr(dir, '/') + 1 : dir;
-	if (strlen(base) == 12 && base[4] == ':' && base[7] == ':' &&
-	    base[10] == '.')
-		snprintf(d->pci, sizeof(d->pci), "%s", base);
-	snprintf(path, sizeof(path), "%s/local_cpulist", dir);
-	if (topo_line(path, d->cpus, sizeof(d->cpus)))
-		d->cpus[0] = '\0';
-	snprintf(path, sizeof(path), "%s/current_link_speed", dir);
-	if (!topo_line(path, val, sizeof(val)))
-		d->gts = strtod(val, NULL);	/* "16.0 GT/s PCIe", "Unknown" */
-	snprintf(path, sizeof(path), "%s/current_link_width", dir);
-	if (!topo_line(path, val, sizeof(val)))
-		d->width = atoi(val);
+	snprintf(d->pci, sizeof(d->pci), "%s", l.pci);
+	snprintf(d->cpus, sizeof(d->cpus), "%s", l.cpus);
+	d->gts = l.gts;
+	d->width = l.width;
 }
 
 static void topo_devices(struct topo_report *r)
@@ -242,7 +222,7 @@ static void topo_text(const struct topo_report *r)
 			snprintf(link, sizeof(link), "%.1f GT/s x%d", d->gts,
 				 d->width);
 			snprintf(gbps, sizeof(gbps), "%.1f",
-				 topo_link_gbps(d->gts, d->width));
+				 pci_link_gbps(d->gts, d->width));
 		}
 		printf("%-28s %-12s %-5s %-12s %-15s %7s  %s%s%s\n", d->device,
 		       d->pci[0] ? d->pci : "-", node,
@@ -295,7 +275,7 @@ static void topo_json(const struct topo_report *r)
 			json_dbl(&j, "link_gt_per_s", d->gts);
 			json_int(&j, "link_width", d->width);
 			json_dbl(&j, "link_gb_per_s",
-				 topo_link_gbps(d->gts, d->width));
+				 pci_link_gbps(d->gts, d->width));
 		}
 		json_obj_end(&j);
 	}

@@ -5,7 +5,5 @@
 
 /* Print the report, text or JSON; the exit status. */
 int info_topology(int json);
-/* The most a PCIe link of gts GT/s and width lanes carries one way, GB/s. */
-double topo_link_gbps(double gts, int width);
 
 #endif

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: MIT
+/* A device's PCIe link from sysfs; see pcilink.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gpubuf.h>
+#include <gpubuf/tools.h>
+
+#include "pcilink.h"
+
+/* 8b/10b up to 5 GT/s, 128b/130b from 8 GT/s, 242/256 FLITs at 64 GT/s. */
+double pci_link_gbps(double gts, int width)
+{
+	double enc = gts < 8 ? 0.8 : gts < 64 ? 128.0 / 130 : 242.0 / 256;
+
+	return gts * width * enc / 8;
+}
+
+/* A small sysfs file's first line without the newline; 0 or -1. */
+static int pci_line(const char *dir, const char *name, char *buf, size_t len)
+{
+	char path[4200];
+	FILE *f;
+	char *nl;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	if (!fgets(buf, (int)len, f)) {
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	nl = strchr(buf, '\n');
+	if (nl)
+		*nl = '\0';
+	return 0;
+}
+
+int pci_link_of(const char *device, struct pci_link *l)
+{
+	const char *base;
+	char val[64];
+	int err;
+
+	memset(l, 0, sizeof(*l));
+	err = gpubuf_device_sysfs(device, l->dir, sizeof(l->dir));
+	if (err)
+		return err;
+	base = strrchr(l->dir, '/') ? strrchr(l->dir, '/') + 1 : l->dir;
+	if (strlen(base) == 12 && base[4] == ':' && base[7] == ':' &&
+	    base[10] == '.')
+		snprintf(l->pci, sizeof(l->pci), "%s", base);
+	if (pci_line(l->dir, "local_cpulist", l->cpus, sizeof(l->cpus)))
+		l->cpus[0] = '\0';
+	/* "16.0 GT/s PCIe", "8 GT/s", "Unknown" (strtod gives 0) */
+	if (!pci_line(l->dir, "current_link_speed", val, sizeof(val)))
+		l->gts = strtod(val, NULL);
+	if (!pci_line(l->dir, "current_link_width", val, sizeof(val)))
+		l->width = atoi(val);
+	return 0;
+}
+
+void pci_link_text(const char *device, char *buf, unsigned long len)
+{
+	struct pci_link l;
+	int err = pci_link_of(device, &l);
+
+	if (err == -ENOENT)
+		snprintf(buf, len, "no PCI device behind it");
+	else if (err)
+		snprintf(buf, len, "%s", gpubuf_last_error());
+	else if (l.gts <= 0 || l.width <= 0)
+		snprintf(buf, len, "%s: no PCIe link speed in sysfs",
+			 l.pci[0] ? l.pci : l.dir);
+	else
+		snprintf(buf, len, "%s PCIe %.1f GT/s x%d: at most %.1f GB/s each way",
+			 l.pci[0] ? l.pci : "?", l.gts, l.width,
+			 pci_link_gbps(l.gts, l.width));
+}

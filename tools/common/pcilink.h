@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A device's PCIe link from sysfs, by gpubuf_device_node(3)'s name for the
+ * device ("cuda:0", "hsa:1", "rdma:mlx5_0", ...): what gpubuf-info
+ * --topology lists and gpubuf-bench prints beside its copy rows.
+ */
+#ifndef GPUBUF_TOOLS_PCILINK_H
+#define GPUBUF_TOOLS_PCILINK_H
+
+struct pci_link {
+	char dir[4096];		/* the device's sysfs directory */
+	char pci[16];		/* "dddd:bb:dd.f", "" when not a PCI function */
+	char cpus[128];		/* local_cpulist, "" unknown */
+	double gts;		/* current_link_speed, 0 unknown */
+	int width;		/* current_link_width, 0 unknown */
+};
+
+/* The most a link of gts GT/s and width lanes carries one way, GB/s. */
+double pci_link_gbps(double gts, int width);
+/* 0 with what sysfs says (fields it lacks are left 0), or -errno. */
+int pci_link_of(const char *device, struct pci_link *l);
+/*
+ * "0000:3b:00.0 PCIe 16.0 GT/s x16: at most 31.5 GB/s each way", or why
+ * not ("no PCIe link in sysfs", the library's error).
+ */
+void pci_link_text(const char *device, char *buf, unsigned long len);
+
+#endif
