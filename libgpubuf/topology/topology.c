@@ -38,17 +38,12 @@ static const char *topo_root(void)
 	return root && *root ? root : "/sys";
 }
 
-/* A sysfs file into buf, NUL-terminated: bytes read, or -errno. */
-static int topo_read(const struct topo *t, const char *rel, char *buf,
-		     size_t len)
+/* A file into buf, NUL-terminated: bytes read, or -errno. */
+static int topo_read_path(const char *path, char *buf, size_t len)
 {
-	char path[PATH_MAX];
 	ssize_t n;
 	int fd;
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/%s", t->root, rel) >=
-	    sizeof(path))
-		return -ENAMETOOLONG;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -59,6 +54,18 @@ static int topo_read(const struct topo *t, const char *rel, char *buf,
 	if (n >= 0)
 		buf[n] = '\0';
 	return (int)n;
+}
+
+/* A sysfs file, by its path under the root. */
+static int topo_read(const struct topo *t, const char *rel, char *buf,
+		     size_t len)
+{
+	char path[PATH_MAX];
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", t->root, rel) >=
+	    sizeof(path))
+		return -ENAMETOOLONG;
+	return topo_read_path(path, buf, len);
 }
 
 static bool topo_exists(const struct topo *t, const char *rel)
@@ -150,32 +157,48 @@ static int topo_nearest_memory(const struct topo *t, int node)
 
 /*
  * The node of the device whose sysfs directory is rel: its numa_node, or
- * GPUBUF_NUMA_ANY where it has none or says -1; a node without memory
- * becomes the nearest with memory.
+ * GPUBUF_NUMA_ANY where it says -1 or neither it nor a parent device has
+ * one. A device without the attribute (a virtio device, a DRM card of
+ * one, a software RDMA device) takes its parent's, as the kernel's
+ * dev_to_node() does. A node without memory becomes the nearest with
+ * memory.
  */
 static int topo_dir_node(const struct topo *t, const char *rel, int *node)
 {
-	char path[PATH_MAX], val[32], *end;
+	char root[PATH_MAX], dir[PATH_MAX], path[PATH_MAX + 16], val[32];
+	char *end, *slash;
 	long n;
 	int err;
 
-	if ((size_t)snprintf(path, sizeof(path), "%s/numa_node", rel) >=
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", t->root, rel) >=
 	    sizeof(path))
 		return -ENAMETOOLONG;
-	err = topo_read(t, path, val, sizeof(val));
-	if (err == -ENOENT) {
+	/* A link to no device (vgem's card, a bare rxe): no affinity. */
+	if (!realpath(t->root, root) || !realpath(path, dir)) {
 		*node = GPUBUF_NUMA_ANY;
 		return 0;
 	}
+	for (;;) {
+		snprintf(path, sizeof(path), "%s/numa_node", dir);
+		err = topo_read_path(path, val, sizeof(val));
+		if (err != -ENOENT)
+			break;
+		slash = strrchr(dir, '/');
+		if (!slash || (size_t)(slash - dir) <= strlen(root)) {
+			*node = GPUBUF_NUMA_ANY;
+			return 0;
+		}
+		*slash = '\0';
+	}
 	if (err < 0) {
-		gpubuf_error_set("%s: cannot read %s/%s: %s", t->device,
-				 t->root, path, strerror(-err));
+		gpubuf_error_set("%s: cannot read %s: %s", t->device, path,
+				 strerror(-err));
 		return err;
 	}
 	n = strtol(val, &end, 10);
 	if (end == val || n < -1 || n >= TOPO_MAX_NODES) {
-		gpubuf_error_set("%s: %s/%s holds \"%.16s\", not a node",
-				 t->device, t->root, path, val);
+		gpubuf_error_set("%s: %s holds \"%.16s\", not a node",
+				 t->device, path, val);
 		return -EIO;
 	}
 	if (n < 0 || topo_has_memory(t, (int)n))

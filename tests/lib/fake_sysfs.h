@@ -8,7 +8,8 @@
  *   0000:2a:00.0  -1 (no affinity)  0000:2b:00.0  2
  *   0000:3c:00.0  3 (so near 0)     0000:3d:00.0  no numa_node file
  * class/infiniband/rxe0 is 0000:1b:00.0's; virt0 has no device link.
- * dev/char/1:3 (/dev/null's number) is 0000:2b:00.0's.
+ * dev/char/1:3 (/dev/null's number) is virtio3, a child of 0000:2b:00.0
+ * without a numa_node of its own (a virtio-gpu card's device).
  */
 #ifndef GPUBUF_TEST_FAKE_SYSFS_H
 #define GPUBUF_TEST_FAKE_SYSFS_H
@@ -68,6 +69,7 @@ static int t_fake_sysfs(char *root, size_t len)
 		{ "bus/pci/devices/0000:3d:00.0", NULL },
 		{ "class/infiniband/rxe0", NULL },
 		{ "class/infiniband/virt0", NULL },
+		{ "bus/pci/devices/0000:2b:00.0/virtio3", NULL },
 		{ "dev/char/1:3", NULL },
 	};
 
@@ -81,7 +83,7 @@ static int t_fake_sysfs(char *root, size_t len)
 	if (t_fs_link(root, "class/infiniband/rxe0/device",
 		      "../../../bus/pci/devices/0000:1b:00.0") ||
 	    t_fs_link(root, "dev/char/1:3/device",
-		      "../../../bus/pci/devices/0000:2b:00.0"))
+		      "../../../bus/pci/devices/0000:2b:00.0/virtio3"))
 		return -1;
 	return 0;
 }
