@@ -87,6 +87,11 @@ numa_tests=$top/build/guest-tests-numa
 rm -rf "$numa_tests"
 step "kselftest suites of the two-node guest build" \
 	make -s -C tests/selftests numa OUT="$numa_tests"
+# Buffers near devices on both nodes (29-near: dynamic, for libibverbs)
+# and gpubuf-info --topology there (29-near-info).
+step "near-the-device suite of the two-node guest builds" \
+	make -s -C tests/rdma near OUT="$numa_tests"
+cp tests/tools/near-guest.sh "$numa_tests/29-near-info"
 # A short fuzzer run (its default 50000 calls) with the suites; make fuzz
 # runs a long one.
 step "fuzzer builds" make -s -C tests/fuzz OUT="$guest_tests" NAME=80-fuzz || finish
@@ -429,11 +434,17 @@ guest_run "$results/55-guest-swiotlb.tap" "$swiotlb_tests" "swiotlb=force: " \
 	GPUBUF_VM_EXTRA_DIR=
 
 # Two NUMA nodes with memory (one CPU each): where the reserve's pages come
-# from under memory policies, cpusets and explicit nodes.
+# from under memory policies, cpusets and explicit nodes; and devices on
+# each node's PCI Express expander bridge (an e1000e with soft-RoCE and a
+# virtio-gpu on node 1, a bochs-display on node 0): buffers near them.
+# The static tools (guest-extra/bin) give gpubuf-info --topology there.
 log "QEMU guest (TCG), two NUMA nodes: $(ls "$numa_tests" | tr '\n' ' ')"
 guest_run "$results/56-guest-numa.tap" "$numa_tests" "two nodes: " \
 	GPUBUF_VM_OUT="$top/build/vm-numa" GPUBUF_VM_NUMA=1 GPUBUF_VM_MEM=2048 \
-	GPUBUF_VM_EXTRA_DIR=
+	GPUBUF_VM_NUMA_DEVICES=1 \
+	GPUBUF_VM_MODULES="e1000e virtio_pci virtio-gpu bochs crc32_generic rdma_rxe ib_uverbs" \
+	GPUBUF_VM_HOST_FILES="$vm_host_files" \
+	GPUBUF_VM_EXTRA_DIR="$top/build/guest-extra"
 
 # Other Debian kernels (make check-kernels): needs the network to debootstrap.
 if [ -n "${GPUBUF_KERNEL_SUITES:-}" ]; then

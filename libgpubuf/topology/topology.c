@@ -326,6 +326,23 @@ static int topo_rdma_dir(const struct topo *t, const char *name, char *rel,
 		return -ENODEV;
 	}
 	snprintf(rel, len, "class/infiniband/%s/device", name);
+	if (!topo_exists(t, rel)) {
+		/*
+		 * A software RDMA device (rxe, siw) has no parent device: it
+		 * is as near as the network device of its port 1.
+		 */
+		char ndev[64], path[160], *nl;
+
+		snprintf(path, sizeof(path),
+			 "class/infiniband/%s/ports/1/gid_attrs/ndevs/0", name);
+		if (topo_read(t, path, ndev, sizeof(ndev)) > 0) {
+			nl = strchr(ndev, '\n');
+			if (nl)
+				*nl = '\0';
+			if (ndev[0] && !strchr(ndev, '/'))
+				snprintf(rel, len, "class/net/%s/device", ndev);
+		}
+	}
 	return 0;
 }
 

@@ -7,7 +7,9 @@
  *   0000:1a:00.0  1 (so near 2)     0000:1b:00.0  0
  *   0000:2a:00.0  -1 (no affinity)  0000:2b:00.0  2
  *   0000:3c:00.0  3 (so near 0)     0000:3d:00.0  no numa_node file
- * class/infiniband/rxe0 is 0000:1b:00.0's; virt0 has no device link.
+ * class/infiniband/rxe0 is 0000:1b:00.0's; virt0 has no device link and
+ * no port; soft0 has none either, but its port 1 is net0's, on
+ * 0000:2b:00.0 (soft-RoCE).
  * dev/char/1:3 (/dev/null's number) is virtio3, a child of 0000:2b:00.0
  * without a numa_node of its own (a virtio-gpu card's device).
  */
@@ -69,6 +71,8 @@ static int t_fake_sysfs(char *root, size_t len)
 		{ "bus/pci/devices/0000:3d:00.0", NULL },
 		{ "class/infiniband/rxe0", NULL },
 		{ "class/infiniband/virt0", NULL },
+		{ "class/infiniband/soft0/ports/1/gid_attrs/ndevs/0", "net0\n" },
+		{ "class/net/net0", NULL },
 		{ "bus/pci/devices/0000:2b:00.0/virtio3", NULL },
 		{ "dev/char/1:3", NULL },
 	};
@@ -82,6 +86,8 @@ static int t_fake_sysfs(char *root, size_t len)
 			return -1;
 	if (t_fs_link(root, "class/infiniband/rxe0/device",
 		      "../../../bus/pci/devices/0000:1b:00.0") ||
+	    t_fs_link(root, "class/net/net0/device",
+		      "../../../bus/pci/devices/0000:2b:00.0") ||
 	    t_fs_link(root, "dev/char/1:3/device",
 		      "../../../bus/pci/devices/0000:2b:00.0/virtio3"))
 		return -1;

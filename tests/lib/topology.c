@@ -96,6 +96,7 @@ static int rdma_and_drm_devices_follow_their_links(void)
 
 	T_EQ(t_tree(), 0);
 	T_EQ(t_node("rdma:rxe0"), 0);
+	T_EQ(t_node("rdma:soft0"), 2);	/* soft-RoCE: its netdev's */
 	T_EQ(t_node("drm:/dev/null"), 2);
 	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	T_CHECK(fd >= 0);

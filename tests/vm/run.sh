@@ -20,7 +20,10 @@
 # QEMU user network (soft-RoCE needs a network device to bind to);
 # GPUBUF_VM_NUMA=1 gives the guest two NUMA nodes, one CPU (in a socket
 # of its own, so the guest logs no topology warning) and half the memory
-# each; GPUBUF_VM_NETDEV, QEMU arguments for the guest's network instead (the
+# each; GPUBUF_VM_NUMA_DEVICES=1 adds PCI Express expander bridges, one
+# per node, carrying devices the guest drives: on node 1 an e1000e on a
+# user network (soft-RoCE binds to it) and a virtio-gpu, on node 0 a
+# bochs-display (carry e1000e, virtio-gpu and bochs); GPUBUF_VM_NETDEV, QEMU arguments for the guest's network instead (the
 # two-guest cluster's socket link, tests/cluster/run.sh);
 # GPUBUF_VM_MODULES, more modules of the guest kernel to carry (modprobe
 # them in the guest; built-in ones need no entry; ones this kernel does
@@ -138,6 +141,17 @@ if [ "${GPUBUF_VM_NUMA:-0}" = 1 ]; then
 		-object memory-backend-ram,id=m1,size=$((mem - half))M \
 		-numa node,nodeid=0,cpus=0,memdev=m0 \
 		-numa node,nodeid=1,cpus=1,memdev=m1
+fi
+if [ "${GPUBUF_VM_NUMA_DEVICES:-0}" = 1 ]; then
+	set -- "$@" \
+		-device pxb-pcie,id=pxb1,bus_nr=64,numa_node=1,bus=pcie.0 \
+		-device pcie-root-port,id=near1a,bus=pxb1,chassis=41,slot=0 \
+		-device pcie-root-port,id=near1b,bus=pxb1,chassis=42,slot=1 \
+		-netdev user,id=near1net -device e1000e,netdev=near1net,bus=near1a \
+		-device virtio-gpu-pci,bus=near1b \
+		-device pxb-pcie,id=pxb0,bus_nr=32,numa_node=0,bus=pcie.0 \
+		-device pcie-root-port,id=near0a,bus=pxb0,chassis=31,slot=0 \
+		-device bochs-display,bus=near0a
 fi
 [ -n "$host_root_mods" ] && set -- "$@" \
 	-fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
