@@ -317,7 +317,12 @@ if [ -f libgpubuf/Makefile ] &&
 	printf '%s\n' '#!/bin/sh' \
 		'exec /gpubuf/host-run /gpubuf/hostroot/test-faults' \
 		>"$guest_tests/59-lib-faults"
-	chmod +x "$guest_tests/58-lib-vulkan" "$guest_tests/59-lib-faults"
+	# Two Vulkan devices splitting one GEMM over module buffers.
+	printf '%s\n' '#!/bin/sh' \
+		'exec /gpubuf/host-run /gpubuf/hostroot/test-multi_device' \
+		>"$guest_tests/58-lib-multi-device"
+	chmod +x "$guest_tests/58-lib-vulkan" "$guest_tests/59-lib-faults" \
+		"$guest_tests/58-lib-multi-device"
 	export GPUBUF_VM_EXTRA_DIR="$top/build/guest-extra"
 	vm_host_root=1
 fi
