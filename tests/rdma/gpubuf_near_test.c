@@ -3,9 +3,10 @@
  * Description: buffers near the device that uses them, on a machine with
  * devices on two NUMA nodes: the guest of GPUBUF_VM_NUMA=1 and
  * GPUBUF_VM_NUMA_DEVICES=1 (tests/vm/run.sh), whose PCI Express expander
- * bridges put an e1000e and a virtio-gpu on node 1 and a bochs-display on
- * node 0, next to q35's own VGA on the root bus (no affinity) and vgem (no
- * PCI device). gpubuf_device_node() must find each device's node from its
+ * bridges put an e1000e and a virtio-gpu on node 1, a bochs-display on
+ * node 0 and another on node 2, which has a CPU and no memory (node 1 is
+ * its nearest with memory), next to q35's own VGA on the root bus (no
+ * affinity) and vgem (no PCI device). gpubuf_device_node() must find each device's node from its
  * PCI address, its DRM card and, for the NIC, the soft-RoCE device bound
  * to it; buffers near a device, from the module and the memfd backend,
  * land on its node page for page (move_pages(2)); a pool keeps each
@@ -144,8 +145,9 @@ static int node_of(const char *device)
 
 /* The bed's devices, found once per test. */
 struct bed {
-	char nic[16], gpu[16], disp0[16], vga[16];	/* PCI addresses */
-	char gpu_card[32], disp0_card[32], vga_card[32], vgem_card[32];
+	char nic[16], gpu[16], disp0[16], disp2[16], vga[16];	/* PCI */
+	char gpu_card[32], disp0_card[32], disp2_card[32], vga_card[32];
+	char vgem_card[32];
 };
 
 /*
@@ -178,10 +180,12 @@ static int bed_find(struct bed *b)
 	if (find_pci(0x8086, 0x10d3, 1, b->nic, sizeof(b->nic)) ||
 	    find_pci(0x1af4, 0x1050, 1, b->gpu, sizeof(b->gpu)) ||
 	    find_pci(0x1234, 0x1111, 0, b->disp0, sizeof(b->disp0)) ||
+	    find_pci(0x1234, 0x1111, 2, b->disp2, sizeof(b->disp2)) ||
 	    find_pci(0x1234, 0x1111, -1, b->vga, sizeof(b->vga)))
 		return -1;
 	if (drm_card_of(b->gpu, b->gpu_card, sizeof(b->gpu_card)) ||
 	    drm_card_of(b->disp0, b->disp0_card, sizeof(b->disp0_card)) ||
+	    drm_card_of(b->disp2, b->disp2_card, sizeof(b->disp2_card)) ||
 	    drm_card_of(b->vga, b->vga_card, sizeof(b->vga_card)) ||
 	    drm_card_of("", b->vgem_card, sizeof(b->vgem_card)))
 		return -2;
@@ -191,7 +195,7 @@ static int bed_find(struct bed *b)
 #define BED(b)								\
 	ASSERT_EQ(0, bed_find(&(b)))					\
 		TH_LOG("the bed's devices (e1000e and virtio-gpu on node 1, "	\
-		       "bochs-display on node 0, the root bus's VGA, vgem) "	\
+		       "bochs-displays on nodes 0 and 2, the root bus's VGA, vgem) "	\
 		       "and their DRM cards: tests/vm/run.sh GPUBUF_VM_NUMA_DEVICES=1")
 
 TEST(pci_functions_give_their_bridges_nodes)
@@ -206,6 +210,9 @@ TEST(pci_functions_give_their_bridges_nodes)
 	EXPECT_EQ(1, node_of(dev));
 	snprintf(dev, sizeof(dev), "pci:%s", b.disp0);
 	EXPECT_EQ(0, node_of(dev));
+	/* Node 2 has a CPU and no memory: node 1 is nearer (15) than 0 (25). */
+	snprintf(dev, sizeof(dev), "pci:%s", b.disp2);
+	EXPECT_EQ(1, node_of(dev));
 	/* The root bus has no proximity domain: no affinity. */
 	snprintf(dev, sizeof(dev), "pci:%s", b.vga);
 	EXPECT_EQ(GPUBUF_NUMA_ANY, node_of(dev));
@@ -222,6 +229,8 @@ TEST(drm_cards_give_their_devices_nodes)
 	EXPECT_EQ(1, node_of(dev));
 	snprintf(dev, sizeof(dev), "drm:%s", b.disp0_card);
 	EXPECT_EQ(0, node_of(dev));
+	snprintf(dev, sizeof(dev), "drm:%s", b.disp2_card);
+	EXPECT_EQ(1, node_of(dev));
 	snprintf(dev, sizeof(dev), "drm:%s", b.vga_card);
 	EXPECT_EQ(GPUBUF_NUMA_ANY, node_of(dev));
 	snprintf(dev, sizeof(dev), "drm:%s", b.vgem_card);
@@ -247,11 +256,13 @@ TEST(buffers_near_each_device_land_on_its_node)
 		struct gpubuf_ctx *ctx;
 
 		ASSERT_EQ(0, gpubuf_open(&ctx, open_flags[k]));
-		for (int d = 0; d < 3; d++) {
+		for (int d = 0; d < 4; d++) {
+			/* The last has no affinity; node 2's display, node 1. */
 			const char *card = d == 0 ? b.gpu_card : d == 1 ?
-					   b.disp0_card : b.vga_card;
+					   b.disp0_card : d == 2 ?
+					   b.disp2_card : b.vga_card;
 			struct gpubuf_alloc_opts o = GPUBUF_ALLOC_OPTS_INIT;
-			int want = d == 0 ? 1 : 0;
+			int want = d == 1 ? 0 : 1;
 			char dev[64];
 
 			snprintf(dev, sizeof(dev), "drm:%s", card);
@@ -261,14 +272,14 @@ TEST(buffers_near_each_device_land_on_its_node)
 				long off;
 
 				o.flags = strict ? GPUBUF_ALLOC_NUMA_STRICT : 0;
-				if (d == 2 && strict) {
+				if (d == 3 && strict) {
 					/* No affinity: nothing to require. */
 					EXPECT_EQ(-EINVAL, gpubuf_alloc(ctx, NEAR_BYTES, &o, &buf));
 					continue;
 				}
 				ASSERT_EQ(0, gpubuf_alloc(ctx, NEAR_BYTES, &o, &buf));
 				memset(gpubuf_ptr(buf), 0x5a, NEAR_BYTES);
-				if (d < 2) {
+				if (d < 3) {
 					off = pages_off_node(gpubuf_ptr(buf), NEAR_BYTES, want);
 					EXPECT_EQ(0, off)
 						TH_LOG("%s backend, near %s (node %d)%s: %ld pages elsewhere",

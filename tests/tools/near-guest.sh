@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 #
-# Description: gpubuf-info --topology in the two-node guest with devices
+# Description: gpubuf-info --topology in the NUMA guest with devices
 # (tests/vm/run.sh GPUBUF_VM_NUMA=1 GPUBUF_VM_NUMA_DEVICES=1), after
 # 29-near loaded the drivers and bound rxe0 to the node-1 NIC: every DRM
 # card and the RDMA device with its PCI address and node, the distance
@@ -40,6 +40,7 @@ pci_of() { # vendor device node
 nic=$(pci_of 0x8086 0x10d3 1)
 gpu=$(pci_of 0x1af4 0x1050 1)
 disp0=$(pci_of 0x1234 0x1111 0)
+disp2=$(pci_of 0x1234 0x1111 2)
 vga=$(pci_of 0x1234 0x1111 -1)
 
 "$info" --topology >"$tmp/topo.txt" 2>&1
@@ -47,13 +48,15 @@ echo "# gpubuf-info --topology:"
 sed 's/^/#   /' "$tmp/topo.txt"
 grep -Eq "^drm:/dev/dri/card[0-9]+ +$gpu +1 " "$tmp/topo.txt" &&
 	grep -Eq "^drm:/dev/dri/card[0-9]+ +$disp0 +0 " "$tmp/topo.txt" &&
+	grep -Eq "^drm:/dev/dri/card[0-9]+ +$disp2 +1 " "$tmp/topo.txt" &&
 	grep -Eq "^drm:/dev/dri/card[0-9]+ +$vga +any " "$tmp/topo.txt" &&
 	grep -Eq '^drm:/dev/dri/card[0-9]+ +- +any .*vgem' "$tmp/topo.txt"
-result $? "DRM cards: virtio-gpu ($gpu) on node 1, bochs-display ($disp0) on node 0, the root bus's VGA and vgem without affinity" "$tmp/topo.txt"
+result $? "DRM cards: virtio-gpu ($gpu) on node 1, bochs-displays on node 0 ($disp0) and on memory-less node 2 ($disp2, so node 1), the root bus's VGA and vgem without affinity" "$tmp/topo.txt"
 grep -Eq "^rdma:rxe0 +$nic +1 " "$tmp/topo.txt"
 result $? "rdma:rxe0 is its NIC's ($nic), on node 1" "$tmp/topo.txt"
-grep -Eq '^0 +10 +20 +yes$' "$tmp/topo.txt" && grep -Eq '^1 +20 +10 +yes$' "$tmp/topo.txt"
-result $? "the distance table: 10 to itself, 20 to the other node, both with memory" "$tmp/topo.txt"
+grep -Eq '^0 +10 +20 +25 +yes$' "$tmp/topo.txt" && grep -Eq '^1 +20 +10 +15 +yes$' "$tmp/topo.txt" &&
+	grep -Eq '^2 +25 +15 +10 +no$' "$tmp/topo.txt"
+result $? "the distance table: 20 between nodes 0 and 1, node 2 15 from node 1 and 25 from node 0, without memory" "$tmp/topo.txt"
 "$info" --topology --json >"$tmp/topo.json" 2>&1
 grep -q '"device": "rdma:rxe0"' "$tmp/topo.json" && grep -q '"nodes": \[' "$tmp/topo.json"
 result $? "--json has the devices and the nodes" "$tmp/topo.json"

@@ -23,7 +23,9 @@
 # each; GPUBUF_VM_NUMA_DEVICES=1 adds PCI Express expander bridges, one
 # per node, carrying devices the guest drives: on node 1 an e1000e on a
 # user network (soft-RoCE binds to it) and a virtio-gpu, on node 0 a
-# bochs-display (carry e1000e, virtio-gpu and bochs); GPUBUF_VM_NETDEV, QEMU arguments for the guest's network instead (the
+# bochs-display (carry e1000e, virtio-gpu and bochs), and a third node
+# with a CPU and no memory, with a bochs-display of its own;
+# GPUBUF_VM_NETDEV, QEMU arguments for the guest's network instead (the
 # two-guest cluster's socket link, tests/cluster/run.sh);
 # GPUBUF_VM_MODULES, more modules of the guest kernel to carry (modprobe
 # them in the guest; built-in ones need no entry; ones this kernel does
@@ -142,6 +144,16 @@ if [ "${GPUBUF_VM_NUMA:-0}" = 1 ]; then
 		-numa node,nodeid=0,cpus=0,memdev=m0 \
 		-numa node,nodeid=1,cpus=1,memdev=m1
 fi
+# With devices: a third node with a CPU and no memory, nearer node 1
+# (15) than node 0 (25), whose expander bridge carries a bochs-display.
+if [ "${GPUBUF_VM_NUMA_DEVICES:-0}" = 1 ]; then
+	set -- "$@" -numa node,nodeid=2,cpus=2 \
+		-numa dist,src=0,dst=1,val=20 -numa dist,src=0,dst=2,val=25 \
+		-numa dist,src=1,dst=2,val=15 \
+		-device pxb-pcie,id=pxb2,bus_nr=96,numa_node=2,bus=pcie.0 \
+		-device pcie-root-port,id=near2a,bus=pxb2,chassis=61,slot=0 \
+		-device bochs-display,bus=near2a
+fi
 if [ "${GPUBUF_VM_NUMA_DEVICES:-0}" = 1 ]; then
 	set -- "$@" \
 		-device pxb-pcie,id=pxb1,bus_nr=64,numa_node=1,bus=pcie.0 \
@@ -159,6 +171,7 @@ fi
 set +e
 smp=2
 [ "${GPUBUF_VM_NUMA:-0}" = 1 ] && smp=2,sockets=2
+[ "${GPUBUF_VM_NUMA_DEVICES:-0}" = 1 ] && smp=3,sockets=3
 timeout "$timeout_s" qemu-system-x86_64 -machine q35 -cpu max -smp "$smp" -m "$mem" \
 	-accel tcg -kernel "$vmlinuz" -initrd "$out/initrd.gz" \
 	-append "console=ttyS0 quiet loglevel=3 panic=-1 oops=panic ${GPUBUF_VM_APPEND:-}${GPUBUF_VM_SUITE_TIMEOUT:+ gpubuf.suite_timeout=$GPUBUF_VM_SUITE_TIMEOUT}$host_root_append" \
