@@ -291,8 +291,14 @@ check "--help prints usage on stdout and exits 0" "$tmp/help.out" -- \
 # cuda without a usable NVIDIA driver: one unavailable line whose reason is
 # libgpubuf's (the same text gpubuf-info shows), or that gpubuf-bench was
 # built without CUDA; exit 77 in every output format.
+# A GPU runtime (CUDA or HSA) usable here: the "runtimes" object of
+# gpubuf-info --json, which comes before its "vulkan" one.
+runtime_usable() {
+	"$info" --json 2>/dev/null | sed -n '/"runtimes": {/,/"vulkan": {/p' |
+		grep -q '"usable": true'
+}
 cuda_usable=0
-"$info" --json 2>/dev/null | grep -q '"usable": true' && cuda_usable=1
+runtime_usable && cuda_usable=1
 cuda_re='NVIDIA driver|CUDA device|cuInit|CUDA support'
 unavailable cuda $cuda_usable "$(info_reason cuda libcuda.so.1)" \
 	"a GPU runtime is present" "$cuda_re" "$cuda_re" \
@@ -336,7 +342,7 @@ fi
 # alloc, never drm. A context that fails to open for another reason (here a
 # bad GPUBUF_BACKEND) is a failure.
 runtime=0
-"$info" --json 2>/dev/null | grep -q '"usable": true' && runtime=1
+runtime_usable && runtime=1
 exit_case() { # backend mode want-rc
 	run "exit_$1_$2" env GPUBUF_BACKEND=$1 $bench $2 $small
 	f=$tmp/exit_$1_$2
@@ -545,6 +551,14 @@ check "gpubuf-info exits 0 and says the module is not loaded" "$tmp/info.out" --
 	sh -c "[ \$(cat '$tmp/info.rc') = 0 ] && grep -q '^backend  *memfd' '$tmp/info.out' &&
 	{ [ -d /sys/module/gpubuf ] || grep -q '^live_bytes  *n/a (module not loaded)' '$tmp/info.out'; }"
 run infojson $info --json
+# The text form has one vulkan line a device, named as in the JSON, or
+# one saying why there is none.
+check "gpubuf-info's vulkan lines: a device each with its imports, or why none" "$tmp/info.out" -- \
+	sh -c "grep -Eq '^vulkan +(device 0: .*, Vulkan [0-9]+\.[0-9]+\.[0-9]+, imports (dma-bufs|host memory|dma-bufs and host memory|nothing)|n/a: )' '$tmp/info.out'"
+if command -v vulkaninfo >/dev/null 2>&1 || ls /usr/share/vulkan/icd.d/lvp_icd*.json >/dev/null 2>&1; then
+	check "gpubuf-info lists lavapipe, a Vulkan device this machine has (mesa-vulkan-drivers)" "$tmp/info.out" -- \
+		grep -Eq '^vulkan +device [0-9]+: llvmpipe .*, CPU, Vulkan .*imports .*host memory' "$tmp/info.out"
+fi
 if [ $have_py = 1 ]; then
 	check "gpubuf-info --json is valid and names backend memfd" "$tmp/infojson.out" -- \
 		python3 - "$tmp/infojson.out" <<'PY'
@@ -559,6 +573,19 @@ for k in ("live_buffers", "live_bytes", "peak_bytes", "failed_allocs",
     assert k in d["counters"]
 assert set(d["runtimes"]) == {"cuda", "hsa"}
 assert isinstance(d["drm_devices"], list)
+# Vulkan devices as gpubuf_vk_open() numbers them, with their imports.
+vk = d["vulkan"]
+if vk["usable"]:
+    for i, v in enumerate(vk["devices"]):
+        assert v["index"] == i and v["name"], v
+        assert v["type"] in ("other", "integrated_gpu", "discrete_gpu", "virtual_gpu", "cpu"), v
+        assert v["api_version"].count(".") == 2, v
+        assert set(v["imports"]) <= {"dma-buf", "host"}, v
+        if "llvmpipe" in v["name"]:
+            # lavapipe: a CPU device without a PCI function, host imports
+            assert v["type"] == "cpu" and "host" in v["imports"] and v["pci"] is None, v
+else:
+    assert vk["devices"] == [] and vk["reason"], vk
 PY
 else
 	skip "gpubuf-info --json is valid and names backend memfd" "python3 not found"

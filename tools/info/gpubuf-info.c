@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * gpubuf-info: what gpubuf sees on this machine. Versions, backend, the
- * module's limits and counters, GPU runtimes and DRM devices, with --map
+ * module's limits and counters, GPU runtimes, Vulkan devices (vkinfo.c)
+ * and DRM devices, with --map
  * how a buffer of a given size gets mapped, and with --topology every
  * device's NUMA node and link (topology.c). See gpubuf-info(1). Always
  * exits 0 after reporting (2 on a usage error).
@@ -19,6 +20,7 @@
 #include "../common/json.h"
 #include "../common/sysinfo.h"
 #include "topology.h"
+#include "vkinfo.h"
 
 static const char *const limit_names[] = {
 	"max_buffer_bytes", "max_total_bytes", "reserve_bytes",
@@ -46,6 +48,7 @@ struct info {
 	int have_counter[NR_COUNTERS];
 	uint64_t counter[NR_COUNTERS];
 	struct gpu_probe cuda, hsa;
+	struct vk_listing vk;
 	struct drm_card cards[DRMDEV_MAX];
 	int nr_cards;			/* negative errno: no /dev/dri */
 	uint64_t map_size;		/* --map: bytes asked for, 0 none */
@@ -132,6 +135,7 @@ static void info_collect(struct info *in)
 	}
 	gpu_probe_cuda(&in->cuda);
 	gpu_probe_hsa(&in->hsa);
+	vk_list(&in->vk);
 	in->nr_cards = drm_card_list(in->cards, DRMDEV_MAX);
 	if (in->map_size)
 		info_map(in);
@@ -191,6 +195,7 @@ static void info_text(const struct info *in)
 	}
 	text_probe(&in->cuda);
 	text_probe(&in->hsa);
+	vk_list_text(&in->vk);
 	if (in->nr_cards <= 0)
 		printf("%-22s none\n", "drm");
 	for (i = 0; i < in->nr_cards; i++)
@@ -305,6 +310,7 @@ static void info_json(const struct info *in)
 	json_probe(&j, &in->cuda);
 	json_probe(&j, &in->hsa);
 	json_obj_end(&j);
+	vk_list_json(&j, &in->vk);
 	json_arr_begin(&j, "drm_devices");
 	for (i = 0; i < in->nr_cards; i++) {
 		json_obj_begin(&j, NULL);
