@@ -28,6 +28,7 @@
 
 #include "gpubuf.h"
 #include "gpubuf_compat.h"
+#include "gpubuf_trace.h"
 
 /*
  * High orders are opportunistic: no direct reclaim or compaction stalls and
@@ -494,8 +495,10 @@ struct gpubuf_buffer *gpubuf_buffer_create(u64 size, u64 flags, int numa_node)
 	int ret;
 
 	ret = gpubuf_reserve(size);
-	if (ret)
+	if (ret) {
+		trace_gpubuf_alloc(size, numa_node, 0, 0, ret);
 		return ERR_PTR(ret);
+	}
 
 	buf = kzalloc(sizeof(*buf), GPUBUF_GFP_META);
 	if (!buf) {
@@ -524,6 +527,8 @@ struct gpubuf_buffer *gpubuf_buffer_create(u64 size, u64 flags, int numa_node)
 
 	atomic64_inc(&gpubuf_stats.live_buffers);
 	gpubuf_account_live(size);
+	trace_gpubuf_alloc(size, numa_node, buf->huge_chunks,
+			   buf->reserve_chunks, 0);
 	return buf;
 
 err_free_pages:
@@ -535,6 +540,7 @@ err_free_buf:
 	kfree(buf);
 err_unreserve:
 	gpubuf_unreserve(size);
+	trace_gpubuf_alloc(size, numa_node, 0, 0, ret);
 	return ERR_PTR(ret);
 }
 
@@ -553,6 +559,7 @@ void gpubuf_buffer_destroy(struct gpubuf_buffer *buf)
 	WARN_ON(!list_empty(&buf->attachments) || buf->vmap_count);
 	mutex_destroy(&buf->lock);
 	kept = gpubuf_free_or_hold(buf);
+	trace_gpubuf_release(bytes, kept);
 	if (!kept)
 		gpubuf_buffer_free_record(buf);
 	atomic64_dec(&gpubuf_stats.live_buffers);

@@ -25,6 +25,7 @@
 
 #include "gpubuf.h"
 #include "gpubuf_compat.h"
+#include "gpubuf_trace.h"
 
 /**
  * struct gpubuf_attachment - one importer's view of a buffer
@@ -89,8 +90,11 @@ static int gpubuf_dmabuf_attach(struct dma_buf *dmabuf,
 	 * and a cgroup limit fails the import rather than OOM-killing.
 	 */
 	a = kzalloc(sizeof(*a), GPUBUF_GFP_META);
-	if (!a)
+	if (!a) {
+		trace_gpubuf_attach(gpubuf_buffer_bytes(buf), attachment->dev,
+				    -ENOMEM);
 		return -ENOMEM;
+	}
 
 	/* Merged runs must respect what the importing device can take. */
 	ret = gpubuf_sg_alloc_table(&a->sgt, buf->pages, buf->nr_pages,
@@ -99,6 +103,8 @@ static int gpubuf_dmabuf_attach(struct dma_buf *dmabuf,
 				    GPUBUF_GFP_META);
 	if (ret) {
 		kfree(a);
+		trace_gpubuf_attach(gpubuf_buffer_bytes(buf), attachment->dev,
+				    ret);
 		return ret;
 	}
 	a->dev = attachment->dev;
@@ -109,6 +115,7 @@ static int gpubuf_dmabuf_attach(struct dma_buf *dmabuf,
 	mutex_lock(&buf->lock);
 	list_add(&a->node, &buf->attachments);
 	mutex_unlock(&buf->lock);
+	trace_gpubuf_attach(gpubuf_buffer_bytes(buf), a->dev, 0);
 	return 0;
 }
 
@@ -134,6 +141,7 @@ static void gpubuf_dmabuf_detach(struct dma_buf *dmabuf,
 	struct gpubuf_attachment *a = attachment->priv;
 	bool last;
 
+	trace_gpubuf_detach(gpubuf_buffer_bytes(buf), attachment->dev, 0);
 	mutex_lock(&buf->lock);
 	last = gpubuf_attachment_put(a);
 	mutex_unlock(&buf->lock);
@@ -153,6 +161,21 @@ gpubuf_mapping_find(struct gpubuf_buffer *buf, struct device *dev,
 			return o;
 	}
 	return NULL;
+}
+
+/* Whether a DMA mapping must be synced: bounce buffers, no snooping. */
+static bool gpubuf_map_needs_sync(const struct gpubuf_attachment *o)
+{
+	return o->sgt.nents && dma_need_sync(o->dev, sg_dma_address(o->sgt.sgl));
+}
+
+static void gpubuf_trace_map(struct device *dev, enum dma_data_direction dir,
+			     const struct gpubuf_attachment *o, bool shared,
+			     int ret)
+{
+	if (trace_gpubuf_map_enabled())
+		trace_gpubuf_map(dev, dir, o ? o->sgt.nents : 0, shared,
+				 o && gpubuf_map_needs_sync(o), ret);
 }
 
 /*
@@ -181,6 +204,7 @@ gpubuf_dmabuf_map(struct dma_buf_attachment *attachment,
 			a->maps++;
 		}
 		mutex_unlock(&buf->lock);
+		gpubuf_trace_map(a->dev, dir, ret ? NULL : o, true, ret);
 		return ret ? ERR_PTR(ret) : &o->sgt;
 	}
 	o = gpubuf_mapping_find(buf, a->dev, dir);
@@ -208,6 +232,7 @@ gpubuf_dmabuf_map(struct dma_buf_attachment *attachment,
 		a->maps = 1;
 	}
 	mutex_unlock(&buf->lock);
+	gpubuf_trace_map(a->dev, dir, ret ? NULL : o, !ret && o != a, ret);
 	return ret ? ERR_PTR(ret) : &o->sgt;
 }
 
@@ -228,6 +253,9 @@ static void gpubuf_dmabuf_unmap(struct dma_buf_attachment *attachment,
 	}
 	if (!--a->maps)
 		a->uses = NULL;
+	if (trace_gpubuf_unmap_enabled())
+		trace_gpubuf_unmap(a->dev, dir, o->sgt.nents, o != a,
+				   gpubuf_map_needs_sync(o), 0);
 	if (!--o->map_users)
 		dma_unmap_sgtable(o->dev, &o->sgt, o->dir, 0);
 	if (o != a)
@@ -258,16 +286,20 @@ static int gpubuf_dmabuf_begin_cpu_access(struct dma_buf *dmabuf,
 {
 	struct gpubuf_buffer *buf = dmabuf->priv;
 	struct gpubuf_attachment *a;
+	unsigned int n = 0;
 
 	mutex_lock(&buf->lock);
 	if (buf->vmap_count)
 		invalidate_kernel_vmap_range(buf->vaddr,
 					     gpubuf_buffer_bytes(buf));
 	list_for_each_entry(a, &buf->attachments, node) {
-		if (a->map_users)
+		if (a->map_users) {
 			dma_sync_sgtable_for_cpu(a->dev, &a->sgt, a->dir);
+			n++;
+		}
 	}
 	mutex_unlock(&buf->lock);
+	trace_gpubuf_sync_begin(gpubuf_buffer_bytes(buf), dir, n);
 	return 0;
 }
 
@@ -276,15 +308,19 @@ static int gpubuf_dmabuf_end_cpu_access(struct dma_buf *dmabuf,
 {
 	struct gpubuf_buffer *buf = dmabuf->priv;
 	struct gpubuf_attachment *a;
+	unsigned int n = 0;
 
 	mutex_lock(&buf->lock);
 	if (buf->vmap_count)
 		flush_kernel_vmap_range(buf->vaddr, gpubuf_buffer_bytes(buf));
 	list_for_each_entry(a, &buf->attachments, node) {
-		if (a->map_users)
+		if (a->map_users) {
 			dma_sync_sgtable_for_device(a->dev, &a->sgt, a->dir);
+			n++;
+		}
 	}
 	mutex_unlock(&buf->lock);
+	trace_gpubuf_sync_end(gpubuf_buffer_bytes(buf), dir, n);
 	return 0;
 }
 
@@ -318,6 +354,11 @@ static vm_fault_t gpubuf_vm_fault(struct vm_fault *vmf)
 	page = buf->pages[vmf->pgoff];
 	get_page(page);
 	vmf->page = page;
+	trace_gpubuf_fault(vmf->pgoff, vmf->address,
+			   vmf->flags & FAULT_FLAG_USER,
+			   PageHead(page) &&
+			   compound_order(page) == GPUBUF_HUGE_ORDER &&
+			   IS_ALIGNED(vmf->address, GPUBUF_HUGE_BYTES));
 	return 0;
 }
 

@@ -12,6 +12,7 @@
 
 #include "gpubuf.h"
 #include "gpubuf_compat.h"
+#include "gpubuf_trace.h"
 
 /*
  * Pages of released buffers that a GPU or RDMA driver still references
@@ -70,6 +71,8 @@ static bool gpubuf_held_scan_locked(void)
 	}
 	gpubuf_held_bytes -= freed;
 	gpubuf_unreserve(freed);
+	if (freed)
+		trace_gpubuf_unheld(freed, gpubuf_held_bytes);
 	return !list_empty(&gpubuf_held_list);
 }
 
@@ -173,6 +176,7 @@ u64 gpubuf_free_or_hold(struct gpubuf_buffer *buf)
 	list_add_tail(&buf->held_node, &gpubuf_held_list);
 	gpubuf_held_bytes += kept;
 	gpubuf_held_buffers++;
+	trace_gpubuf_held(kept, gpubuf_held_bytes);
 	mutex_unlock(&gpubuf_held_lock);
 	schedule_delayed_work(&gpubuf_held_work, HZ);
 	return kept;

@@ -18,6 +18,9 @@
 #include "gpubuf.h"
 #include "gpubuf_compat.h"
 
+#define CREATE_TRACE_POINTS
+#include "gpubuf_trace.h"
+
 /* A read-only counter: which field of the snapshot it shows. */
 struct gpubuf_stat_attr {
 	struct device_attribute attr;

@@ -44,6 +44,7 @@
 
 #include "gpubuf.h"
 #include "gpubuf_compat.h"
+#include "gpubuf_trace.h"
 
 #define GPUBUF_RESERVE_PAGES	BIT(GPUBUF_HUGE_ORDER)
 
@@ -301,6 +302,8 @@ struct page *gpubuf_reserve_take(int nid, const nodemask_t *allowed,
 
 	if (head && dirty)
 		gpubuf_reserve_zero_chunk(head);
+	if (head)
+		trace_gpubuf_reserve_take(nid, page_to_nid(head), dirty);
 	return head;
 }
 
@@ -442,6 +445,8 @@ static unsigned long gpubuf_reserve_scan(struct shrinker *s,
 	gpubuf_rsv.shrunk_bytes += (u64)n * GPUBUF_HUGE_BYTES;
 	spin_unlock(&gpubuf_rsv.lock);
 	gpubuf_rsv_free_list(&out);
+	if (n)
+		trace_gpubuf_reserve_shrink(sc->nid, n);
 	/* Freed pages are reclaim's progress, as slab pages would be. */
 	gpubuf_account_reclaimed(n * GPUBUF_RESERVE_PAGES);
 	return n ? n : SHRINK_STOP;
@@ -486,6 +491,7 @@ static void gpubuf_reserve_fill(void)
 			__free_pages(head, GPUBUF_HUGE_ORDER);
 			break;
 		}
+		trace_gpubuf_reserve_fill(nid);
 		nid = next_node_in(nid, nodes);
 		cond_resched();
 	}

@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Description: gpubuf's tracepoints (kmod/gpubuf_trace.h), read back
+ * through tracefs as perf or bpftrace would get them. Each test enables
+ * the events of one path, drives that path, and checks every event's
+ * fields against what it did: alloc (size, chunks, node, result, a refusal
+ * too) and release; CPU faults (2 MiB or 4 KiB entries); attach, map,
+ * sync begin and end, unmap and detach by the test importer; a release
+ * while a pin holds the pages (held), then the unpin (unheld); the
+ * reserve's fill, take and shrink.
+ */
+#include <limits.h>
+#include <sys/mount.h>
+
+#include "../testmod/gpubuf_importer.h"
+#include "gpubuf_helpers.h"
+#include "gpubuf_reserve.h"
+#include "kselftest_harness.h"
+
+#define TRACEFS		"/sys/kernel/tracing"
+#define MAX_EVENTS	64
+
+/* One event's line, from the event name on. */
+struct ev {
+	char line[512];
+};
+
+/* Mount tracefs where the busybox guest has none; 0 or -errno. */
+static int tracefs_ready(void)
+{
+	if (!access(TRACEFS "/events/gpubuf", F_OK))
+		return 0;
+	if (access(TRACEFS "/trace", F_OK) &&
+	    mount("nodev", TRACEFS, "tracefs", 0, NULL) && errno != EBUSY)
+		return -errno;
+	return access(TRACEFS "/events/gpubuf", F_OK) ? -ENOENT : 0;
+}
+
+static int set_events(const char *const *names, const char *val)
+{
+	char path[256];
+	int i;
+
+	for (i = 0; names[i]; i++) {
+		snprintf(path, sizeof(path), TRACEFS "/events/gpubuf/%s/enable",
+			 names[i]);
+		if (gb_write_str(path, val))
+			return -1;
+	}
+	return 0;
+}
+
+/* Enable names (NULL-terminated), empty the buffer, trace on. */
+static int trace_start(const char *const *names)
+{
+	int fd = open(TRACEFS "/trace", O_WRONLY | O_TRUNC | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	close(fd);
+	if (set_events(names, "1"))
+		return -1;
+	return gb_write_str(TRACEFS "/tracing_on", "1");
+}
+
+/* The recorded events called name, in order; their count. */
+static int trace_read(const char *name, struct ev *out, int max)
+{
+	char pat[64], buf[1024];
+	FILE *f = fopen(TRACEFS "/trace", "re");
+	int n = 0;
+
+	if (!f)
+		return -1;
+	snprintf(pat, sizeof(pat), " %s: ", name);
+	while (fgets(buf, sizeof(buf), f) && n < max) {
+		char *p = strstr(buf, pat);
+
+		if (p) {
+			snprintf(out[n].line, sizeof(out[n].line), "%s", p + 1);
+			n++;
+		}
+	}
+	fclose(f);
+	return n;
+}
+
+/* The number after "key=" in e; LLONG_MIN when absent. */
+static long long field(const struct ev *e, const char *key)
+{
+	char pat[48];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), " %s=", key);
+	p = strstr(e->line, pat);
+	if (!p)
+		return LLONG_MIN;
+	return strtoll(p + strlen(pat), NULL, 0);
+}
+
+static const char *sfield(const struct ev *e, const char *key, char *out,
+			  size_t len)
+{
+	char pat[48];
+	const char *p;
+	size_t i = 0;
+
+	snprintf(pat, sizeof(pat), " %s=", key);
+	p = strstr(e->line, pat);
+	out[0] = '\0';
+	if (!p)
+		return out;
+	for (p += strlen(pat); *p && *p != ' ' && *p != '\n' && i + 1 < len; p++)
+		out[i++] = *p;
+	out[i] = '\0';
+	return out;
+}
+
+static const char *const all_events[] = {
+	"gpubuf_alloc", "gpubuf_release", "gpubuf_held", "gpubuf_unheld",
+	"gpubuf_attach", "gpubuf_detach", "gpubuf_map", "gpubuf_unmap",
+	"gpubuf_fault", "gpubuf_sync_begin", "gpubuf_sync_end",
+	"gpubuf_reserve_fill", "gpubuf_reserve_take",
+	"gpubuf_reserve_shrink", NULL,
+};
+
+FIXTURE(trace) {
+	int dev;
+	struct ev ev[MAX_EVENTS];
+};
+
+FIXTURE_SETUP(trace)
+{
+	ASSERT_EQ(0, tracefs_ready()) TH_LOG("tracefs with events/gpubuf at " TRACEFS);
+	self->dev = gb_open();
+	ASSERT_LE(0, self->dev);
+}
+
+FIXTURE_TEARDOWN(trace)
+{
+	set_events(all_events, "0");
+	if (self->dev >= 0)
+		close(self->dev);
+}
+
+/* Every event the header declares is there, with its format. */
+TEST_F(trace, every_event_is_in_tracefs)
+{
+	char path[256];
+	int i;
+
+	for (i = 0; all_events[i]; i++) {
+		snprintf(path, sizeof(path), TRACEFS "/events/gpubuf/%s/format",
+			 all_events[i]);
+		EXPECT_EQ(0, access(path, R_OK)) TH_LOG("%s", path);
+	}
+}
+
+TEST_F(trace, alloc_and_release_say_what_happened)
+{
+	static const char *const ev[] = { "gpubuf_alloc", "gpubuf_release", NULL };
+	unsigned long long max = gb_param("max_buffer_bytes");
+	struct gpubuf_alloc req;
+	int fd;
+
+	ASSERT_EQ(0, trace_start(ev));
+	fd = gb_alloc(self->dev, 4 * SZ_1M);
+	ASSERT_LE(0, fd);
+	close(fd);
+	/* Past max_buffer_bytes: refused after validation, counted. */
+	gb_alloc_req(&req, (max + SZ_2M) & ~(SZ_2M - 1));
+	EXPECT_EQ(-EFBIG, gb_ioctl(self->dev, GPUBUF_IOC_ALLOC, &req));
+	ASSERT_EQ(2, trace_read("gpubuf_alloc", self->ev, MAX_EVENTS));
+	EXPECT_EQ(4 * SZ_1M, field(&self->ev[0], "size"));
+	EXPECT_EQ(-1, field(&self->ev[0], "node"));
+	EXPECT_EQ(1024, field(&self->ev[0], "huge_chunks") * 512 +
+			field(&self->ev[0], "small_pages"));
+	EXPECT_EQ(0, field(&self->ev[0], "reserve_chunks"));
+	EXPECT_EQ(0, field(&self->ev[0], "result"));
+	EXPECT_EQ(-EFBIG, field(&self->ev[1], "result"));
+	ASSERT_EQ(1, trace_read("gpubuf_release", self->ev, MAX_EVENTS));
+	EXPECT_EQ(4 * SZ_1M, field(&self->ev[0], "size"));
+	EXPECT_EQ(0, field(&self->ev[0], "held"));
+}
+
+/* A 2 MiB chunk at a 2 MiB-aligned address is one PMD fault. */
+TEST_F(trace, faults_say_pte_or_pmd)
+{
+	static const char *const ev[] = { "gpubuf_alloc", "gpubuf_fault", NULL };
+	struct ev alloc;
+	int fd, n, i, pmd = 0;
+	char *p;
+
+	ASSERT_EQ(0, trace_start(ev));
+	fd = gb_alloc(self->dev, 4 * SZ_1M);
+	ASSERT_LE(0, fd);
+	p = gb_map_at(fd, 4 * SZ_1M, PROT_READ | PROT_WRITE, 0, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	p[0] = 1;
+	p[2 * SZ_1M] = 1;
+	p[2 * SZ_1M + 3 * SZ_4K] = 1;	/* inside the second: no new fault */
+	ASSERT_EQ(1, trace_read("gpubuf_alloc", &alloc, 1));
+	n = trace_read("gpubuf_fault", self->ev, MAX_EVENTS);
+	ASSERT_LE(1, n);
+	for (i = 0; i < n; i++) {
+		EXPECT_EQ(1, field(&self->ev[i], "user"));
+		if (field(&self->ev[i], "pmd") == 1) {
+			EXPECT_EQ(0, field(&self->ev[i], "pgoff") % 512);
+			EXPECT_EQ(0, field(&self->ev[i], "address") % SZ_2M);
+			pmd++;
+		}
+	}
+	/* As many PMD faults as the buffer has 2 MiB chunks we touched. */
+	EXPECT_EQ(field(&alloc, "huge_chunks"), pmd)
+		TH_LOG("%d faults, %d of them PMD", n, pmd);
+	munmap(p, 4 * SZ_1M);
+	close(fd);
+}
+
+TEST_F(trace, importer_attach_map_sync_unmap_detach)
+{
+	static const char *const ev[] = {
+		"gpubuf_attach", "gpubuf_map", "gpubuf_sync_begin",
+		"gpubuf_sync_end", "gpubuf_unmap", "gpubuf_detach", NULL,
+	};
+	struct importer_map m = { .dir = IMPORTER_DIR_TO_DEVICE };
+	char dev[40], dev2[40];
+	int fd, imp;
+
+	imp = open(IMPORTER_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, imp) TH_LOG("gpubuf_importer.ko is loaded by the test bed");
+	fd = gb_alloc(self->dev, SZ_2M);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, trace_start(ev));
+	m.fd = fd;
+	ASSERT_EQ(0, gb_ioctl(imp, IMPORTER_IOC_MAP, &m));
+	ASSERT_EQ(0, gb_sync(fd, DMA_BUF_SYNC_START | DMA_BUF_SYNC_READ));
+	ASSERT_EQ(0, gb_sync(fd, DMA_BUF_SYNC_END | DMA_BUF_SYNC_READ));
+	close(imp);
+	close(fd);
+	ASSERT_EQ(1, trace_read("gpubuf_attach", self->ev, MAX_EVENTS));
+	EXPECT_EQ(SZ_2M, field(&self->ev[0], "size"));
+	EXPECT_EQ(0, field(&self->ev[0], "result"));
+	sfield(&self->ev[0], "dev", dev, sizeof(dev));
+	EXPECT_NE(0, strlen(dev));
+	ASSERT_EQ(1, trace_read("gpubuf_map", self->ev, MAX_EVENTS));
+	EXPECT_STREQ(dev, sfield(&self->ev[0], "dev", dev2, sizeof(dev2)));
+	EXPECT_EQ(1, field(&self->ev[0], "dir"));	/* DMA_TO_DEVICE */
+	EXPECT_EQ(m.nents, field(&self->ev[0], "nents"));
+	EXPECT_EQ(0, field(&self->ev[0], "shared"));
+	EXPECT_EQ(0, field(&self->ev[0], "result"));
+	ASSERT_EQ(1, trace_read("gpubuf_sync_begin", self->ev, MAX_EVENTS));
+	EXPECT_EQ(1, field(&self->ev[0], "mappings"));
+	EXPECT_EQ(2, field(&self->ev[0], "dir"));	/* DMA_FROM_DEVICE: a read */
+	ASSERT_EQ(1, trace_read("gpubuf_sync_end", self->ev, MAX_EVENTS));
+	EXPECT_EQ(1, field(&self->ev[0], "mappings"));
+	ASSERT_EQ(1, trace_read("gpubuf_unmap", self->ev, MAX_EVENTS));
+	EXPECT_EQ(m.nents, field(&self->ev[0], "nents"));
+	ASSERT_EQ(1, trace_read("gpubuf_detach", self->ev, MAX_EVENTS));
+	EXPECT_STREQ(dev, sfield(&self->ev[0], "dev", dev2, sizeof(dev2)));
+}
+
+/* Released while pinned: held; unpinned: no longer held, soon. */
+TEST_F(trace, release_while_pinned_is_held_then_unheld)
+{
+	static const char *const ev[] = {
+		"gpubuf_release", "gpubuf_held", "gpubuf_unheld", NULL,
+	};
+	struct pinprobe_req req = { .len = SZ_2M, .op = PINPROBE_OP_PIN_HOLD };
+	int fd, probe, i, n = 0;
+	char *p;
+
+	fd = gb_alloc(self->dev, SZ_2M);
+	ASSERT_LE(0, fd);
+	p = mmap(NULL, SZ_2M, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	probe = open(PINPROBE_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, probe);
+	req.addr = (uintptr_t)p;
+	ASSERT_EQ(0, gb_ioctl(probe, PINPROBE_IOC_RUN, &req));
+	ASSERT_EQ(0, trace_start(ev));
+	munmap(p, SZ_2M);
+	close(fd);
+	ASSERT_EQ(1, trace_read("gpubuf_release", self->ev, MAX_EVENTS));
+	EXPECT_EQ(SZ_2M, field(&self->ev[0], "held"));
+	ASSERT_EQ(1, trace_read("gpubuf_held", self->ev, MAX_EVENTS));
+	EXPECT_EQ(SZ_2M, field(&self->ev[0], "bytes"));
+	EXPECT_LE(SZ_2M, field(&self->ev[0], "held_bytes"));
+	close(probe);
+	/* The held list is scanned within a second of the release. */
+	for (i = 0; i < 100 && !n; i++) {
+		usleep(100 * 1000);
+		n = trace_read("gpubuf_unheld", self->ev, MAX_EVENTS);
+	}
+	ASSERT_EQ(1, n);
+	EXPECT_EQ(SZ_2M, field(&self->ev[0], "bytes"));
+}
+
+/* The reserve fills, lends a chunk, and gives chunks back when shrunk. */
+TEST_F(trace, reserve_fill_take_shrink)
+{
+	static const char *const ev[] = {
+		"gpubuf_reserve_fill", "gpubuf_reserve_take",
+		"gpubuf_reserve_shrink", "gpubuf_alloc", NULL,
+	};
+	int fd, n, i;
+
+	ASSERT_EQ(0, trace_start(ev));
+	/* The write returns once the reserve is filled. */
+	ASSERT_EQ(0, gb_set_param("reserve_bytes", 4 * SZ_1M));
+	ASSERT_EQ(0, rsv_wait_zeroed());
+	ASSERT_EQ(4 * SZ_1M, gb_stat("reserve_ready_bytes"));
+	n = trace_read("gpubuf_reserve_fill", self->ev, MAX_EVENTS);
+	EXPECT_EQ(2, n);
+	for (i = 0; i < n; i++)
+		EXPECT_LE(0, field(&self->ev[i], "node"));
+	fd = gb_alloc(self->dev, SZ_2M);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(1, trace_read("gpubuf_reserve_take", self->ev, MAX_EVENTS));
+	EXPECT_LE(0, field(&self->ev[0], "node"));
+	EXPECT_EQ(0, field(&self->ev[0], "zeroed_now"));
+	ASSERT_EQ(1, trace_read("gpubuf_alloc", self->ev, MAX_EVENTS));
+	EXPECT_EQ(1, field(&self->ev[0], "reserve_chunks"));
+	close(fd);
+	/* The shrinker runs on drop_caches; the one idle chunk goes. */
+	gb_write_str("/proc/sys/vm/drop_caches", "2");
+	n = trace_read("gpubuf_reserve_shrink", self->ev, MAX_EVENTS);
+	EXPECT_LE(1, n);
+	for (i = 0; i < n; i++)
+		EXPECT_LE(1, field(&self->ev[i], "chunks"));
+	gb_set_param("reserve_bytes", 0);
+}
+
+TEST_HARNESS_MAIN
