@@ -138,6 +138,46 @@ run cuda "$bench" cuda hsa
 	grep -q '^hsa: unavailable: ' "$tmp/cuda.out"
 result $? "cuda and hsa alone are unavailable in the guest (exit 77)" "$tmp/cuda.out"
 
+# --prometheus with the module: the values sysfs has, the module's
+# release; then Debian's node_exporter from the host's root (where the
+# guest has it) serves them through its textfile collector.
+run prom "$info" --prometheus
+maxb=$(cat "$params/max_buffer_bytes")
+[ "$(rc prom)" = 0 ] && grep -qx 'gpubuf_module_loaded 1' "$tmp/prom.out" &&
+	grep -qx "gpubuf_max_buffer_bytes $maxb" "$tmp/prom.out" &&
+	grep -qx "gpubuf_live_buffers $(cat "$class/live_buffers")" "$tmp/prom.out" &&
+	grep -qx "gpubuf_held_bytes $(cat "$class/held_bytes")" "$tmp/prom.out" &&
+	grep -q "^gpubuf_info{library=\"[0-9.]*\",module=\"$(cat /sys/module/gpubuf/version)\"} 1$" "$tmp/prom.out" &&
+	[ "$(grep -c '^# TYPE ' "$tmp/prom.out")" = "$(grep -vc '^#' "$tmp/prom.out")" ]
+result $? "gpubuf-info --prometheus: module_loaded 1, the limits and counters sysfs has, the module's release" "$tmp/prom.out"
+if [ -x /gpubuf/host-run ] && [ -x /host/usr/bin/prometheus-node-exporter ]; then
+	mkdir -p "$tmp/textfile"
+	cp "$tmp/prom.out" "$tmp/textfile/gpubuf.prom"
+	ip link set lo up
+	/gpubuf/host-run /usr/bin/prometheus-node-exporter \
+		--web.listen-address=127.0.0.1:9191 --collector.disable-defaults \
+		--collector.textfile --collector.textfile.directory="$tmp/textfile" \
+		>"$tmp/exporter.log" 2>&1 &
+	exporter=$!
+	i=0
+	while [ $i -lt 300 ] && ! wget -q -O "$tmp/metrics" http://127.0.0.1:9191/metrics 2>/dev/null; do
+		sleep 0.2
+		i=$((i + 1))
+	done
+	kill "$exporter" 2>/dev/null
+	{ echo "after $i tries:"; grep -E '^(gpubuf|node_textfile)' "$tmp/metrics"; } \
+		>>"$tmp/exporter.log" 2>&1
+	# node_exporter writes large values in exponent form: compare numbers.
+	grep -qx 'gpubuf_module_loaded 1' "$tmp/metrics" &&
+		awk -v want="$maxb" '$1 == "gpubuf_max_buffer_bytes" && $2 + 0 == want + 0 { f = 1 }
+			END { exit !f }' "$tmp/metrics" &&
+		grep -qx 'node_textfile_scrape_error 0' "$tmp/metrics"
+	result $? "node_exporter (the host's, in the guest) serves the module's metrics from the textfile" "$tmp/exporter.log"
+else
+	skip "node_exporter (the host's, in the guest) serves the module's metrics from the textfile" \
+		"no host root or no prometheus-node-exporter on the host"
+fi
+
 # The hsa mode's loop on module buffers, against libgpubuf's stand-in HSA
 # runtime (tests/hsastub): the dynamic gpubuf-bench, since a static one
 # cannot dlopen. Its copies are memcpy: this proves the plumbing (locks of

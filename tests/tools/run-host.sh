@@ -613,6 +613,51 @@ run infobad $info --bogus
 check "gpubuf-info --bogus exits 2 with usage on stderr only" "$tmp/infobad.err" -- \
 	sh -c "[ \$(cat '$tmp/infobad.rc') = 2 ] && grep -q '^usage: gpubuf-info' '$tmp/infobad.err' && [ ! -s '$tmp/infobad.out' ]"
 
+# --prometheus: without the module it says so, in the text format;
+# Debian's node_exporter, on 127.0.0.1 with the textfile collector only,
+# serves the file gpubuf-info wrote, as the packages' timer writes it.
+run prom $info --prometheus
+check "gpubuf-info --prometheus: exit 0, HELP and TYPE before each metric, module_loaded 0 and why" \
+	"$tmp/prom.out" -- sh -c "[ \$(cat '$tmp/prom.rc') = 0 ] &&
+	grep -qx 'gpubuf_module_loaded 0' '$tmp/prom.out' &&
+	grep -qx '# gpubuf.ko is not loaded: no module counters.' '$tmp/prom.out' &&
+	grep -Eqx 'gpubuf_info[{]library=\"[0-9]+\.[0-9]+\.[0-9]+\",module=\"none\"[}] 1' '$tmp/prom.out' &&
+	[ \$(grep -c '^# TYPE ' '$tmp/prom.out') = \$(grep -vc '^#' '$tmp/prom.out') ]"
+exporter=$(command -v prometheus-node-exporter || command -v node_exporter || true)
+if [ -z "$exporter" ] || [ $have_py = 0 ]; then
+	skip "node_exporter's textfile collector serves gpubuf-info --prometheus" \
+		"no prometheus-node-exporter (make check installs it) or no python3"
+else
+	mkdir -p "$tmp/textfile"
+	cp "$tmp/prom.out" "$tmp/textfile/gpubuf.prom"
+	port=$((20000 + $$ % 20000))
+	"$exporter" --web.listen-address=127.0.0.1:$port --collector.disable-defaults \
+		--collector.textfile --collector.textfile.directory="$tmp/textfile" \
+		>"$tmp/exporter.log" 2>&1 &
+	exporter_pid=$!
+	check "node_exporter's textfile collector serves gpubuf-info --prometheus" \
+		"$tmp/exporter.log" -- python3 - "$port" <<'PY'
+import sys, time, urllib.request
+url = "http://127.0.0.1:%s/metrics" % sys.argv[1]
+for _ in range(100):
+    try:
+        text = urllib.request.urlopen(url, timeout=5).read().decode()
+        break
+    except OSError:
+        time.sleep(0.1)
+else:
+    sys.exit("no answer from " + url)
+lines = text.splitlines()
+assert "gpubuf_module_loaded 0" in lines, text[:2000]
+info = [l for l in lines if l.startswith("gpubuf_info{")]
+assert len(info) == 1 and 'module="none"' in info[0] and info[0].endswith(" 1"), info
+# The collector read the file without complaint.
+assert 'node_textfile_scrape_error 0' in lines, [l for l in lines if "textfile" in l]
+PY
+	kill $exporter_pid 2>/dev/null
+	wait $exporter_pid 2>/dev/null
+fi
+
 # --topology: the CUDA and HSA stand-ins (their default PCI addresses:
 # 0000:1A:00.0 for cuda:0, 0000:2a:00.0 and 0000:2b:00.0 for hsa:0 and 1)
 # and an RDMA device on a made-up sysfs tree with node 1 without memory.
@@ -677,7 +722,7 @@ PY
 fi
 run topomap $info --topology --map 4M
 check "gpubuf-info --topology --map exits 2: separate reports" "$tmp/topomap.err" -- \
-	sh -c "[ \$(cat '$tmp/topomap.rc') = 2 ] && grep -q '^ERROR: --map and --topology' '$tmp/topomap.err'"
+	sh -c "[ \$(cat '$tmp/topomap.rc') = 2 ] && grep -q '^ERROR: --map, --topology and --prometheus are separate' '$tmp/topomap.err'"
 
 echo "1..$n"
 [ $failed = 0 ]

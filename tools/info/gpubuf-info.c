@@ -19,6 +19,7 @@
 #include "../common/gpuprobe.h"
 #include "../common/json.h"
 #include "../common/sysinfo.h"
+#include "prometheus.h"
 #include "topology.h"
 #include "vkinfo.h"
 
@@ -62,12 +63,15 @@ struct info {
 
 static void info_usage(FILE *f)
 {
-	fputs("usage: gpubuf-info [--json] [--map SIZE | --topology] [-h|--help]\n"
+	fputs("usage: gpubuf-info [--json] [--map SIZE | --topology | --prometheus]\n"
+	      "                   [-h|--help]\n"
 	      "  --json     one JSON document on stdout (default: text)\n"
 	      "  --map SIZE allocate a SIZE buffer (64M, 1G, ...) and report how\n"
 	      "             much of its mapping 2 MiB (PMD) entries hold\n"
 	      "  --topology every CUDA, HSA, Vulkan, DRM and RDMA device: PCI\n"
 	      "             address, NUMA node, local CPUs, PCIe link; node distances\n"
+	      "  --prometheus the module's counters and limits in Prometheus' text\n"
+	      "             format, for node_exporter's textfile collector\n"
 	      "  -h, --help this text\n"
 	      "Environment: GPUBUF_BACKEND=module|memfd|auto selects the backend.\n"
 	      "Exit status: 0 after reporting, 2 on a usage error.\n", f);
@@ -334,12 +338,13 @@ int main(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "map", required_argument, NULL, 'm' },
 		{ "topology", no_argument, NULL, 't' },
+		{ "prometheus", no_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t map_size = 0;
 	struct info in;
-	int c, json = 0, topology = 0;
+	int c, json = 0, topology = 0, prometheus = 0;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -358,6 +363,9 @@ int main(int argc, char **argv)
 		case 't':
 			topology = 1;
 			break;
+		case 'p':
+			prometheus = 1;
+			break;
 		case 'h':
 			info_usage(stdout);
 			return 0;
@@ -373,11 +381,13 @@ int main(int argc, char **argv)
 		info_usage(stderr);
 		return 2;
 	}
-	if (topology && map_size) {
-		fprintf(stderr, "ERROR: --map and --topology are separate reports\n");
+	if (topology + prometheus + !!map_size > 1 || (prometheus && json)) {
+		fprintf(stderr, "ERROR: --map, --topology and --prometheus are separate reports (and --prometheus has no --json)\n");
 		info_usage(stderr);
 		return 2;
 	}
+	if (prometheus)
+		return info_prometheus();
 	if (topology)
 		return info_topology(json);
 	memset(&in, 0, sizeof(in));

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: MIT
+/*
+ * gpubuf-info --prometheus: the module's counters and limits in
+ * Prometheus' text exposition format, for node_exporter's textfile
+ * collector (the packages' timer writes them there every minute). Only
+ * sysfs is read: no device is opened and no GPU runtime loaded, so it is
+ * cheap and runs without the gpubuf group. None of the module's counters
+ * is kept per NUMA node, so there is no node label.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <gpubuf.h>
+
+#include "../common/sysinfo.h"
+#include "prometheus.h"
+
+struct prom_metric {
+	const char *name;	/* Prometheus name */
+	const char *type;	/* gauge or counter */
+	const char *path;	/* sysfs file */
+	const char *help;
+};
+
+static const struct prom_metric prom_metrics[] = {
+	{ "gpubuf_live_buffers", "gauge", GPUBUF_SYSFS_CLASS "/live_buffers",
+	  "Buffers allocated and not yet released." },
+	{ "gpubuf_live_bytes", "gauge", GPUBUF_SYSFS_CLASS "/live_bytes",
+	  "Bytes of those buffers." },
+	{ "gpubuf_peak_bytes", "gauge", GPUBUF_SYSFS_CLASS "/peak_bytes",
+	  "Highest gpubuf_live_bytes since the module was loaded." },
+	{ "gpubuf_alloc_failures_total", "counter",
+	  GPUBUF_SYSFS_CLASS "/failed_allocs",
+	  "Allocations that passed validation and got no buffer." },
+	{ "gpubuf_held_bytes", "gauge", GPUBUF_SYSFS_CLASS "/held_bytes",
+	  "Bytes of released buffers a GPU or RDMA driver still pins." },
+	{ "gpubuf_held_buffers", "gauge", GPUBUF_SYSFS_CLASS "/held_buffers",
+	  "Released buffers with pages a driver still pins." },
+	{ "gpubuf_reserve_ready_bytes", "gauge",
+	  GPUBUF_SYSFS_CLASS "/reserve_ready_bytes",
+	  "Zeroed 2 MiB pages waiting in the reserve, bytes." },
+	{ "gpubuf_reserve_zeroing_bytes", "gauge",
+	  GPUBUF_SYSFS_CLASS "/reserve_zeroing_bytes",
+	  "Reserve pages back from buffers being zeroed, bytes." },
+	{ "gpubuf_reserve_used_bytes", "gauge",
+	  GPUBUF_SYSFS_CLASS "/reserve_used_bytes",
+	  "Reserve pages lent to buffers, live or held, bytes." },
+	{ "gpubuf_reserve_shrunk_bytes_total", "counter",
+	  GPUBUF_SYSFS_CLASS "/reserve_shrunk_bytes",
+	  "Reserve pages given back under memory pressure since load, bytes." },
+	{ "gpubuf_max_buffer_bytes", "gauge",
+	  GPUBUF_SYSFS_PARAMS "/max_buffer_bytes",
+	  "The module's limit on one buffer, bytes." },
+	{ "gpubuf_max_total_bytes", "gauge",
+	  GPUBUF_SYSFS_PARAMS "/max_total_bytes",
+	  "The module's limit on all buffers and held pages, bytes." },
+	{ "gpubuf_reserve_target_bytes", "gauge",
+	  GPUBUF_SYSFS_PARAMS "/reserve_bytes",
+	  "The reserve's target size (reserve_bytes), bytes." },
+};
+
+/* Label values: only the characters Prometheus would escape are dropped. */
+static void prom_label(char *s)
+{
+	for (; *s; s++)
+		if (*s == '"' || *s == '\\' || *s == '\n')
+			*s = '_';
+}
+
+int info_prometheus(void)
+{
+	char module[64] = "", lib[32];
+	uint64_t v;
+	int loaded = !sys_read_u64(GPUBUF_SYSFS_PARAMS "/max_buffer_bytes", &v);
+
+	if (sys_read_str("/sys/module/gpubuf/version", module, sizeof(module)))
+		snprintf(module, sizeof(module), "%s", loaded ? "unknown" : "none");
+	module[strcspn(module, "\n")] = '\0';
+	prom_label(module);
+	snprintf(lib, sizeof(lib), "%d.%d.%d", gpubuf_version_major(),
+		 gpubuf_version_minor(), gpubuf_version_patch());
+	printf("# HELP gpubuf_module_loaded Whether gpubuf.ko is loaded; without it there are no other gpubuf metrics.\n"
+	       "# TYPE gpubuf_module_loaded gauge\n"
+	       "gpubuf_module_loaded %d\n", loaded);
+	printf("# HELP gpubuf_info The library's release and the loaded module's.\n"
+	       "# TYPE gpubuf_info gauge\n"
+	       "gpubuf_info{library=\"%s\",module=\"%s\"} 1\n", lib, module);
+	if (!loaded) {
+		printf("# gpubuf.ko is not loaded: no module counters.\n");
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(prom_metrics) / sizeof(prom_metrics[0]);
+	     i++) {
+		const struct prom_metric *m = &prom_metrics[i];
+
+		if (sys_read_u64(m->path, &v))
+			continue;	/* a module older than the counter */
+		printf("# HELP %s %s\n# TYPE %s %s\n%s %llu\n", m->name,
+		       m->help, m->name, m->type, m->name,
+		       (unsigned long long)v);
+	}
+	return 0;
+}
