@@ -20,7 +20,9 @@
 #ifndef GPUBUF_INTERNAL_H
 #define GPUBUF_INTERNAL_H
 
+#include <linux/atomic.h>
 #include <linux/gfp.h>
+#include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mm_types.h>
 #include <linux/mutex.h>
@@ -28,6 +30,20 @@
 #include <linux/types.h>
 
 struct dma_buf;
+struct seq_file;
+
+/**
+ * struct gpubuf_client - one open file of /dev/gpubuf, for its fdinfo
+ * @ref:     the file's reference and one per live buffer it allocated, so
+ *           the counts outlive the file when its buffers do
+ * @buffers: buffers allocated through the file and not yet released
+ * @bytes:   their bytes
+ */
+struct gpubuf_client {
+	struct kref ref;
+	atomic64_t buffers;
+	atomic64_t bytes;
+};
 
 /**
  * struct gpubuf_buffer - one allocation, owned by its dma-buf once exported
@@ -47,6 +63,7 @@ struct dma_buf;
  *               some of its chunks (gpubuf_held.c)
  * @nr_held:     how many chunk heads, compacted to the front of @pages,
  *               are still pinned then
+ * @client:      the open file of /dev/gpubuf it was allocated through
  */
 struct gpubuf_buffer {
 	struct page **pages;
@@ -62,6 +79,7 @@ struct gpubuf_buffer {
 	void *vaddr;
 	struct list_head held_node;
 	unsigned long nr_held;
+	struct gpubuf_client *client;
 };
 
 /* The largest chunk: one 2 MiB page, mapped with one PMD entry. */
@@ -81,7 +99,8 @@ static inline u64 gpubuf_buffer_bytes(const struct gpubuf_buffer *buf)
 }
 
 /* gpubuf_alloc.c */
-struct gpubuf_buffer *gpubuf_buffer_create(u64 size, u64 flags, int numa_node);
+struct gpubuf_buffer *gpubuf_buffer_create(u64 size, u64 flags, int numa_node,
+					   struct gpubuf_client *client);
 void gpubuf_buffer_destroy(struct gpubuf_buffer *buf);
 void gpubuf_limits_init(void);
 void gpubuf_note_failed_alloc(void);
@@ -142,5 +161,8 @@ struct gpubuf_buffer *gpubuf_dmabuf_to_buffer(struct dma_buf *dmabuf);
 
 /* gpubuf_ioctl.c */
 long gpubuf_dev_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
+
+/* gpubuf_main.c */
+void gpubuf_client_put(struct gpubuf_client *client);
 
 #endif /* GPUBUF_INTERNAL_H */

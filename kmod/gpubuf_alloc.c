@@ -485,11 +485,14 @@ static struct page **gpubuf_page_array_alloc(unsigned long nr_pages)
  * @size:      bytes, already a non-zero multiple of PAGE_SIZE
  * @flags:     validated GPUBUF_ALLOC_* flags
  * @numa_node: GPUBUF_NUMA_ANY or an online node
+ * @client:    the open file of /dev/gpubuf asking; the buffer counts in
+ *             its fdinfo and holds a reference to it while it lives
  *
  * Return: the buffer, or ERR_PTR(-EFBIG, -ENOSPC, -ENOMEM or -EINTR) with
  * nothing left allocated or reserved.
  */
-struct gpubuf_buffer *gpubuf_buffer_create(u64 size, u64 flags, int numa_node)
+struct gpubuf_buffer *gpubuf_buffer_create(u64 size, u64 flags, int numa_node,
+					   struct gpubuf_client *client)
 {
 	struct gpubuf_buffer *buf;
 	int ret;
@@ -527,6 +530,11 @@ struct gpubuf_buffer *gpubuf_buffer_create(u64 size, u64 flags, int numa_node)
 
 	atomic64_inc(&gpubuf_stats.live_buffers);
 	gpubuf_account_live(size);
+	/* Counted in the fdinfo of the file it came through, while it lives. */
+	kref_get(&client->ref);
+	buf->client = client;
+	atomic64_inc(&client->buffers);
+	atomic64_add(size, &client->bytes);
 	trace_gpubuf_alloc(size, numa_node, buf->huge_chunks,
 			   buf->reserve_chunks, 0);
 	return buf;
@@ -558,6 +566,9 @@ void gpubuf_buffer_destroy(struct gpubuf_buffer *buf)
 
 	WARN_ON(!list_empty(&buf->attachments) || buf->vmap_count);
 	mutex_destroy(&buf->lock);
+	atomic64_dec(&buf->client->buffers);
+	atomic64_sub(bytes, &buf->client->bytes);
+	gpubuf_client_put(buf->client);
 	kept = gpubuf_free_or_hold(buf);
 	trace_gpubuf_release(bytes, kept);
 	if (!kept)

@@ -50,7 +50,7 @@ static int gpubuf_copy_out(void __user *uarg, const void *karg, size_t usize,
 	return 0;
 }
 
-static int gpubuf_ioctl_version(union gpubuf_ioctl_arg *arg,
+static int gpubuf_ioctl_version(struct file *file, union gpubuf_ioctl_arg *arg,
 				void __user *uarg, size_t usize)
 {
 	struct gpubuf_version *v = &arg->version;
@@ -95,8 +95,8 @@ static int gpubuf_alloc_validate(const struct gpubuf_alloc *req)
 	return 0;
 }
 
-static int gpubuf_ioctl_alloc(union gpubuf_ioctl_arg *arg, void __user *uarg,
-			      size_t usize)
+static int gpubuf_ioctl_alloc(struct file *file, union gpubuf_ioctl_arg *arg,
+			      void __user *uarg, size_t usize)
 {
 	struct gpubuf_alloc *req = &arg->alloc;
 	struct gpubuf_buffer *buf;
@@ -125,7 +125,8 @@ static int gpubuf_ioctl_alloc(union gpubuf_ioctl_arg *arg, void __user *uarg,
 		return fd;
 	}
 
-	buf = gpubuf_buffer_create(req->size, req->flags, req->numa_node);
+	buf = gpubuf_buffer_create(req->size, req->flags, req->numa_node,
+				   file->private_data);
 	if (IS_ERR(buf)) {
 		ret = PTR_ERR(buf);
 		goto err_put_fd;
@@ -152,8 +153,8 @@ err_put_fd:
 	return ret;
 }
 
-static int gpubuf_ioctl_info(union gpubuf_ioctl_arg *arg, void __user *uarg,
-			     size_t usize)
+static int gpubuf_ioctl_info(struct file *file, union gpubuf_ioctl_arg *arg,
+			     void __user *uarg, size_t usize)
 {
 	struct gpubuf_info *info = &arg->info;
 	struct gpubuf_buffer *buf;
@@ -187,8 +188,8 @@ out_put:
 struct gpubuf_ioctl_desc {
 	unsigned int cmd;
 	size_t min_size;
-	int (*handler)(union gpubuf_ioctl_arg *arg, void __user *uarg,
-		       size_t usize);
+	int (*handler)(struct file *file, union gpubuf_ioctl_arg *arg,
+		       void __user *uarg, size_t usize);
 };
 
 /* Indexed by _IOC_NR; .min_size is the first published structure size. */
@@ -242,5 +243,5 @@ long gpubuf_dev_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		if (ret)
 			return ret;
 	}
-	return desc->handler(&karg, uarg, usize);
+	return desc->handler(file, &karg, uarg, usize);
 }

@@ -11,6 +11,8 @@
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
 #include <linux/sysfs.h>
 
 #include <linux/gpubuf.h>
@@ -76,8 +78,51 @@ static struct attribute *gpubuf_attrs[] = {
 
 ATTRIBUTE_GROUPS(gpubuf);
 
+static void gpubuf_client_free(struct kref *ref)
+{
+	kfree(container_of(ref, struct gpubuf_client, ref));
+}
+
+void gpubuf_client_put(struct gpubuf_client *client)
+{
+	kref_put(&client->ref, gpubuf_client_free);
+}
+
+/* Each open file counts the buffers allocated through it (fdinfo). */
+static int gpubuf_dev_open(struct inode *inode, struct file *file)
+{
+	struct gpubuf_client *client;
+
+	client = kzalloc(sizeof(*client), GFP_KERNEL_ACCOUNT);
+	if (!client)
+		return -ENOMEM;
+	kref_init(&client->ref);
+	file->private_data = client;
+	return 0;
+}
+
+static int gpubuf_dev_release(struct inode *inode, struct file *file)
+{
+	gpubuf_client_put(file->private_data);
+	return 0;
+}
+
+/* Documented keys of /proc/PID/fdinfo/FD, as DRM's drm-usage-stats. */
+static void gpubuf_dev_show_fdinfo(struct seq_file *m, struct file *file)
+{
+	struct gpubuf_client *client = file->private_data;
+
+	seq_printf(m, "gpubuf-buffers:\t%lld\n",
+		   (long long)atomic64_read(&client->buffers));
+	seq_printf(m, "gpubuf-bytes:\t%lld\n",
+		   (long long)atomic64_read(&client->bytes));
+}
+
 static const struct file_operations gpubuf_fops = {
 	.owner = THIS_MODULE,
+	.open = gpubuf_dev_open,
+	.release = gpubuf_dev_release,
+	.show_fdinfo = gpubuf_dev_show_fdinfo,
 	.unlocked_ioctl = gpubuf_dev_ioctl,
 	/* Every uapi structure has the same layout for 32-bit callers. */
 	.compat_ioctl = compat_ptr_ioctl,
