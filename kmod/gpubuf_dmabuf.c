@@ -536,6 +536,7 @@ struct dma_buf *gpubuf_export(struct gpubuf_buffer *buf, u32 fd_flags)
 {
 	DEFINE_DMA_BUF_EXPORT_INFO(info);
 	struct dma_buf *dmabuf;
+	const char *name;
 
 	info.exp_name = GPUBUF_EXPORTER_NAME;
 	info.ops = &gpubuf_dmabuf_ops;
@@ -544,8 +545,22 @@ struct dma_buf *gpubuf_export(struct gpubuf_buffer *buf, u32 fd_flags)
 	info.priv = buf;
 
 	dmabuf = dma_buf_export(&info);
-	if (IS_ERR(dmabuf))
+	if (IS_ERR(dmabuf)) {
 		gpubuf_buffer_destroy(buf);
+		return dmabuf;
+	}
+	/*
+	 * Named "gpubuf" until DMA_BUF_SET_NAME says otherwise, so that its
+	 * mappings say whose they are in /proc/PID/maps ("/dmabuf:gpubuf"):
+	 * gpubuf-info --processes finds a buffer kept by a mapping alone.
+	 * The core frees the name; without memory for it there is none.
+	 */
+	name = kstrdup(GPUBUF_EXPORTER_NAME, GPUBUF_GFP_META);
+	if (name) {
+		spin_lock(&dmabuf->name_lock);
+		dmabuf->name = name;
+		spin_unlock(&dmabuf->name_lock);
+	}
 	return dmabuf;
 }
 

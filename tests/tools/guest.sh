@@ -138,6 +138,40 @@ run cuda "$bench" cuda hsa
 	grep -q '^hsa: unavailable: ' "$tmp/cuda.out"
 result $? "cuda and hsa alone are unavailable in the guest (exit 77)" "$tmp/cuda.out"
 
+# --processes: two processes, one holding a buffer by fd and one by a
+# mapping only, the other having released a buffer a pin still holds
+# (as an RDMA MR would): their rows, and the held bytes no one owns.
+hold=$dir/gpubuf-test-hold
+if [ -x "$hold" ] && [ -e /dev/gpubuf_pinprobe ]; then
+	"$hold" fds >"$tmp/hold1" 2>&1 &
+	h1=$!
+	"$hold" pinned >"$tmp/hold2" 2>&1 &
+	h2=$!
+	i=0
+	while [ $i -lt 100 ] && ! { grep -q ready "$tmp/hold1" && grep -q ready "$tmp/hold2"; }; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	run procs "$info" --processes
+	run procsjson "$info" --processes --json
+	grep dmabuf "/proc/$h1/maps" >"$tmp/procs.maps" 2>&1
+	kill "$h1" "$h2" 2>/dev/null
+	wait "$h1" "$h2" 2>/dev/null
+	# pid command dev allocated bytes holds bytes fds maps
+	[ "$(rc procs)" = 0 ] &&
+		grep -Eq "^$h1 +gpubuf-test-hol +1 +2 +4194304 +2 +4194304 +1 +1\$" "$tmp/procs.out" &&
+		grep -Eq "^$h2 +gpubuf-test-hol +1 +0 +0 +0 +0 +0 +0\$" "$tmp/procs.out" &&
+		grep -q 'held after release, owned by no process: 2097152 bytes in 1 buffers' "$tmp/procs.out" &&
+		grep -q "\"pid\": $h1," "$tmp/procsjson.out" &&
+		grep -q '"held_bytes": 2097152,' "$tmp/procsjson.out"
+	st=$?
+	cat "$tmp/procs.maps" >>"$tmp/procs.out"
+	result $st "--processes: a buffer held by fd and one by a mapping only, the bytes held after release by a pin" "$tmp/procs.out"
+else
+	skip "--processes: a buffer held by fd and one by a mapping only, the bytes held after release by a pin" \
+		"no $hold or no /dev/gpubuf_pinprobe"
+fi
+
 # --prometheus with the module: the values sysfs has, the module's
 # release; then Debian's node_exporter from the host's root (where the
 # guest has it) serves them through its textfile collector.

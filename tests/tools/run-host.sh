@@ -613,9 +613,21 @@ run infobad $info --bogus
 check "gpubuf-info --bogus exits 2 with usage on stderr only" "$tmp/infobad.err" -- \
 	sh -c "[ \$(cat '$tmp/infobad.rc') = 2 ] && grep -q '^usage: gpubuf-info' '$tmp/infobad.err' && [ ! -s '$tmp/infobad.out' ]"
 
+# --processes without the module: no rows (this host has no /dev/gpubuf),
+# says the memfd backend's buffers are not listed; --json the same.
+run procs $info --processes
+run procsjson $info --processes --json
+check "gpubuf-info --processes without the module: a header, no rows, says why" "$tmp/procs.out" -- \
+	sh -c "[ \$(cat '$tmp/procs.rc') = 0 ] && [ \$(cat '$tmp/procsjson.rc') = 0 ] &&
+	head -1 '$tmp/procs.out' | grep -Eq '^pid +command +dev +allocated +bytes +holds +bytes +fds +maps\$' &&
+	! grep -Eq '^[0-9]+ +[^ ]+ +[0-9]+ +[0-9]+ ' '$tmp/procs.out' &&
+	grep -q '^gpubuf.ko is not loaded: memfd buffers are not listed' '$tmp/procs.out' &&
+	grep -q '\"module_loaded\": false' '$tmp/procsjson.out' &&
+	grep -q '\"processes\": \\[\\]' '$tmp/procsjson.out'"
+
 # --prometheus: without the module it says so, in the text format;
 # Debian's node_exporter, on 127.0.0.1 with the textfile collector only,
-# serves the file gpubuf-info wrote, as the packages' timer writes it.
+# serves the file gpubuf-info wrote, written and renamed into place.
 run prom $info --prometheus
 check "gpubuf-info --prometheus: exit 0, HELP and TYPE before each metric, module_loaded 0 and why" \
 	"$tmp/prom.out" -- sh -c "[ \$(cat '$tmp/prom.rc') = 0 ] &&
@@ -722,7 +734,7 @@ PY
 fi
 run topomap $info --topology --map 4M
 check "gpubuf-info --topology --map exits 2: separate reports" "$tmp/topomap.err" -- \
-	sh -c "[ \$(cat '$tmp/topomap.rc') = 2 ] && grep -q '^ERROR: --map, --topology and --prometheus are separate' '$tmp/topomap.err'"
+	sh -c "[ \$(cat '$tmp/topomap.rc') = 2 ] && grep -q '^ERROR: --map, --topology, --processes and --prometheus are separate' '$tmp/topomap.err'"
 
 echo "1..$n"
 [ $failed = 0 ]

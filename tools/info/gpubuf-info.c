@@ -19,6 +19,7 @@
 #include "../common/gpuprobe.h"
 #include "../common/json.h"
 #include "../common/sysinfo.h"
+#include "processes.h"
 #include "prometheus.h"
 #include "topology.h"
 #include "vkinfo.h"
@@ -63,13 +64,16 @@ struct info {
 
 static void info_usage(FILE *f)
 {
-	fputs("usage: gpubuf-info [--json] [--map SIZE | --topology | --prometheus]\n"
-	      "                   [-h|--help]\n"
+	fputs("usage: gpubuf-info [--json] [--map SIZE | --topology | --processes |\n"
+	      "                   --prometheus] [-h|--help]\n"
 	      "  --json     one JSON document on stdout (default: text)\n"
 	      "  --map SIZE allocate a SIZE buffer (64M, 1G, ...) and report how\n"
 	      "             much of its mapping 2 MiB (PMD) entries hold\n"
 	      "  --topology every CUDA, HSA, Vulkan, DRM and RDMA device: PCI\n"
 	      "             address, NUMA node, local CPUs, PCIe link; node distances\n"
+	      "  --processes every process holding gpubuf memory (fds, mappings,\n"
+	      "             what its /dev/gpubuf files allocated) and the bytes held\n"
+	      "             after release that no process owns\n"
 	      "  --prometheus the module's counters and limits in Prometheus' text\n"
 	      "             format, for node_exporter's textfile collector\n"
 	      "  -h, --help this text\n"
@@ -339,12 +343,13 @@ int main(int argc, char **argv)
 		{ "map", required_argument, NULL, 'm' },
 		{ "topology", no_argument, NULL, 't' },
 		{ "prometheus", no_argument, NULL, 'p' },
+		{ "processes", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t map_size = 0;
 	struct info in;
-	int c, json = 0, topology = 0, prometheus = 0;
+	int c, json = 0, topology = 0, prometheus = 0, processes = 0;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -366,6 +371,9 @@ int main(int argc, char **argv)
 		case 'p':
 			prometheus = 1;
 			break;
+		case 'P':
+			processes = 1;
+			break;
 		case 'h':
 			info_usage(stdout);
 			return 0;
@@ -381,13 +389,16 @@ int main(int argc, char **argv)
 		info_usage(stderr);
 		return 2;
 	}
-	if (topology + prometheus + !!map_size > 1 || (prometheus && json)) {
-		fprintf(stderr, "ERROR: --map, --topology and --prometheus are separate reports (and --prometheus has no --json)\n");
+	if (topology + prometheus + processes + !!map_size > 1 ||
+	    (prometheus && json)) {
+		fprintf(stderr, "ERROR: --map, --topology, --processes and --prometheus are separate reports (and --prometheus has no --json)\n");
 		info_usage(stderr);
 		return 2;
 	}
 	if (prometheus)
 		return info_prometheus();
+	if (processes)
+		return info_processes(json);
 	if (topology)
 		return info_topology(json);
 	memset(&in, 0, sizeof(in));

@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: MIT
+/*
+ * gpubuf-info --processes: lsof for gpubuf. For every process: its open
+ * files of /dev/gpubuf and what they allocated (their fdinfo keys
+ * gpubuf-buffers and gpubuf-bytes), and the gpubuf buffers it holds through
+ * dma-buf fds or mappings, each counted once, with their bytes. Then the
+ * module's totals: live bytes, and bytes a driver still pins after their
+ * buffer was released, which no process owns any more.
+ *
+ * A dma-buf fd is gpubuf's when its fdinfo says exp_name gpubuf. A mapping
+ * is matched by the dma-buf's inode to such an fd, anywhere, or by the name
+ * the module gives its dma-bufs ("/dmabuf:gpubuf" in maps) when its fd is
+ * closed everywhere; a buffer renamed with DMA_BUF_SET_NAME and kept by a
+ * mapping alone is not found. Other users' processes need root; what
+ * cannot be read is counted and said.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gpubuf.h>
+
+#include "../common/json.h"
+#include "../common/sysinfo.h"
+#include "processes.h"
+
+#define PROC_MAX_BUFS	256
+
+struct proc_buf {
+	unsigned long ino;
+	uint64_t size;
+};
+
+struct proc_row {
+	int pid;
+	char comm[32];
+	int dev_files;			/* open /dev/gpubuf */
+	long long alloc_buffers, alloc_bytes;
+	int fds, mappings;		/* gpubuf dma-buf fds, mappings */
+	int nr;				/* distinct buffers held */
+	struct proc_buf buf[PROC_MAX_BUFS];
+	struct proc_row *next;
+};
+
+/* The number after "key:" in an fdinfo file; -1 when absent. */
+static long long fdinfo_num(const char *text, const char *key)
+{
+	size_t len = strlen(key);
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : p)
+		if (!strncmp(p, key, len) && p[len] == ':')
+			return strtoll(p + len + 1, NULL, 0);
+	return -1;
+}
+
+static int proc_read(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return 0;
+}
+
+static void proc_hold(struct proc_row *r, unsigned long ino, uint64_t size)
+{
+	for (int i = 0; i < r->nr; i++)
+		if (r->buf[i].ino == ino) {
+			if (!r->buf[i].size)
+				r->buf[i].size = size;
+			return;
+		}
+	if (r->nr < PROC_MAX_BUFS)
+		r->buf[r->nr++] = (struct proc_buf){ ino, size };
+}
+
+static void proc_fds(struct proc_row *r, const char *pid)
+{
+	char dir[64], path[320], link[256], text[1024];
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%s/fd", pid);
+	d = opendir(dir);
+	while (d && (e = readdir(d))) {
+		ssize_t n;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n <= 0)
+			continue;
+		link[n] = '\0';
+		snprintf(path, sizeof(path), "/proc/%s/fdinfo/%s", pid,
+			 e->d_name);
+		if (!strcmp(link, "/dev/gpubuf")) {
+			r->dev_files++;
+			if (!proc_read(path, text, sizeof(text)) &&
+			    fdinfo_num(text, "gpubuf-buffers") >= 0) {
+				r->alloc_buffers += fdinfo_num(text, "gpubuf-buffers");
+				r->alloc_bytes += fdinfo_num(text, "gpubuf-bytes");
+			}
+		} else if ((!strncmp(link, "/dmabuf:", 8) ||
+			    !strncmp(link, "anon_inode:dmabuf", 17)) &&
+			   !proc_read(path, text, sizeof(text)) &&
+			   strstr(text, "exp_name:\tgpubuf\n")) {
+			struct stat st;
+
+			/* The inode maps show; fdinfo has no ino before 5.14. */
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+			if (stat(path, &st))
+				continue;
+			r->fds++;
+			proc_hold(r, (unsigned long)st.st_ino,
+				  (uint64_t)fdinfo_num(text, "size"));
+		}
+	}
+	if (d)
+		closedir(d);
+}
+
+/* Whether ino is a gpubuf dma-buf some process has an fd of. */
+static uint64_t proc_known(const struct proc_row *all, unsigned long ino)
+{
+	for (; all; all = all->next)
+		for (int i = 0; i < all->nr; i++)
+			if (all->buf[i].ino == ino)
+				return all->buf[i].size ? all->buf[i].size : 1;
+	return 0;
+}
+
+/*
+ * gpubuf's mappings: a dma-buf's inode some process has a gpubuf fd of,
+ * or a dma-buf the module named "gpubuf" ("/dmabuf:gpubuf"), which finds
+ * a buffer kept by a mapping alone (its size then the mapping's).
+ */
+static void proc_maps(struct proc_row *r, const char *pid,
+		      const struct proc_row *all)
+{
+	char path[64], line[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%s/maps", pid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long start, end, ino;
+		char name[256] = "";
+		uint64_t size;
+
+		if (sscanf(line, "%lx-%lx %*s %*s %*s %lu %255s", &start, &end,
+			   &ino, name) < 3 ||
+		    (strncmp(name, "/dmabuf:", 8) &&
+		     strncmp(name, "anon_inode:dmabuf", 17)))
+			continue;
+		size = proc_known(all, ino);
+		if (!size && !strcmp(name, "/dmabuf:gpubuf"))
+			size = end - start;
+		if (!size)
+			continue;
+		r->mappings++;
+		proc_hold(r, ino, size > 1 ? size : 0);
+	}
+	if (f)
+		fclose(f);
+}
+
+static uint64_t proc_bytes(const struct proc_row *r)
+{
+	uint64_t b = 0;
+
+	for (int i = 0; i < r->nr; i++)
+		b += r->buf[i].size;
+	return b;
+}
+
+static struct proc_row *proc_scan(int *unreadable)
+{
+	struct proc_row *all = NULL, **tail = &all, *r;
+	struct dirent *e;
+	DIR *d = opendir("/proc");
+
+	*unreadable = 0;
+	/* fds first, everywhere: they say which inodes are gpubuf's. */
+	while (d && (e = readdir(d))) {
+		char fddir[64];
+
+		if (e->d_name[0] < '1' || e->d_name[0] > '9' ||
+		    atoi(e->d_name) == getpid())
+			continue;
+		r = calloc(1, sizeof(*r));
+		if (!r)
+			break;
+		r->pid = atoi(e->d_name);
+		snprintf(fddir, sizeof(fddir), "/proc/%.20s/comm", e->d_name);
+		if (proc_read(fddir, r->comm, sizeof(r->comm)))
+			snprintf(r->comm, sizeof(r->comm), "?");
+		r->comm[strcspn(r->comm, "\n")] = '\0';
+		snprintf(fddir, sizeof(fddir), "/proc/%.20s/fd", e->d_name);
+		if (access(fddir, R_OK | X_OK))
+			(*unreadable)++;
+		proc_fds(r, e->d_name);
+		*tail = r;
+		tail = &r->next;
+	}
+	if (d)
+		closedir(d);
+	for (r = all; r; r = r->next) {
+		char pid[16];
+
+		snprintf(pid, sizeof(pid), "%d", r->pid);
+		proc_maps(r, pid, all);
+	}
+	return all;
+}
+
+int info_processes(int json)
+{
+	uint64_t live = 0, held = 0, held_bufs = 0;
+	int loaded, unreadable;
+	struct proc_row *all = proc_scan(&unreadable), *r, *next;
+	struct json j;
+
+	loaded = !sys_read_u64(GPUBUF_SYSFS_CLASS "/live_bytes", &live);
+	sys_read_u64(GPUBUF_SYSFS_CLASS "/held_bytes", &held);
+	sys_read_u64(GPUBUF_SYSFS_CLASS "/held_buffers", &held_bufs);
+	if (json) {
+		json_init(&j, stdout);
+		json_obj_begin(&j, NULL);
+		json_bool(&j, "module_loaded", loaded);
+		json_arr_begin(&j, "processes");
+	} else {
+		printf("%-8s %-16s %5s %10s %14s %8s %14s %4s %5s\n", "pid",
+		       "command", "dev", "allocated", "bytes", "holds",
+		       "bytes", "fds", "maps");
+	}
+	for (r = all; r; r = r->next) {
+		if (!r->dev_files && !r->nr)
+			continue;
+		if (json) {
+			json_obj_begin(&j, NULL);
+			json_int(&j, "pid", r->pid);
+			json_str(&j, "command", r->comm);
+			json_int(&j, "device_files", r->dev_files);
+			json_int(&j, "allocated_buffers", r->alloc_buffers);
+			json_int(&j, "allocated_bytes", r->alloc_bytes);
+			json_int(&j, "buffers", r->nr);
+			json_u64(&j, "bytes", proc_bytes(r));
+			json_int(&j, "fds", r->fds);
+			json_int(&j, "mappings", r->mappings);
+			json_obj_end(&j);
+		} else {
+			printf("%-8d %-16s %5d %10lld %14lld %8d %14llu %4d %5d\n",
+			       r->pid, r->comm, r->dev_files, r->alloc_buffers,
+			       r->alloc_bytes, r->nr,
+			       (unsigned long long)proc_bytes(r), r->fds,
+			       r->mappings);
+		}
+	}
+	if (json) {
+		json_arr_end(&j);
+		json_u64(&j, "live_bytes", live);
+		json_u64(&j, "held_bytes", held);
+		json_u64(&j, "held_buffers", held_bufs);
+		json_int(&j, "unreadable_processes", unreadable);
+		json_obj_end(&j);
+		json_finish(&j);
+	} else {
+		if (!loaded)
+			printf("\ngpubuf.ko is not loaded: memfd buffers are not listed (they are ordinary memfd mappings)\n");
+		else
+			printf("\nlive bytes %llu; held after release, owned by no process: %llu bytes in %llu buffers\n",
+			       (unsigned long long)live,
+			       (unsigned long long)held,
+			       (unsigned long long)held_bufs);
+		if (unreadable)
+			printf("%d processes not readable by this user (run as root to see them)\n",
+			       unreadable);
+	}
+	for (r = all; r; r = next) {
+		next = r->next;
+		free(r);
+	}
+	return 0;
+}
