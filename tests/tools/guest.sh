@@ -212,6 +212,47 @@ else
 		"no host root or no prometheus-node-exporter on the host"
 fi
 
+# bpftrace, Debian's, from the host's root: a third-party consumer of the
+# module's tracepoints. It attaches to gpubuf_alloc and gpubuf_release
+# (compiling its program takes seconds under TCG), then gpubuf-info --map
+# allocates and releases a 4 MiB buffer: two 2 MiB chunks.
+if [ -x /gpubuf/host-run ] && [ -x /host/usr/bin/bpftrace ]; then
+	for r in "" /host; do
+		grep -q " $r/sys/kernel/tracing " /proc/mounts ||
+			mount -t tracefs nodev "$r/sys/kernel/tracing"
+		grep -q " $r/sys/kernel/debug " /proc/mounts ||
+			mount -t debugfs nodev "$r/sys/kernel/debug"
+	done
+	/gpubuf/host-run /usr/bin/bpftrace -e '
+tracepoint:gpubuf:gpubuf_alloc {
+	printf("alloc size=%llu node=%d huge=%u small=%u result=%d\n",
+	       args->size, args->node, args->huge_chunks, args->small_pages, args->result);
+}
+tracepoint:gpubuf:gpubuf_release { printf("release size=%llu held=%llu\n", args->size, args->held); }' \
+		>"$tmp/bpftrace.out" 2>&1 &
+	bt=$!
+	i=0
+	while [ $i -lt 600 ] && ! grep -q '^Attaching 2 probes' "$tmp/bpftrace.out" 2>/dev/null; do
+		sleep 0.2
+		i=$((i + 1))
+	done
+	run btmap "$info" --map 4M
+	sleep 2
+	kill -INT "$bt" 2>/dev/null
+	wait "$bt"
+	bt_rc=$?
+	echo "bpftrace exit $bt_rc, attached after $i polls" >>"$tmp/bpftrace.out"
+	[ "$(rc btmap)" = 0 ] && [ $bt_rc = 0 ] &&
+		grep -qx 'alloc size=4194304 node=-1 huge=2 small=0 result=0' "$tmp/bpftrace.out" &&
+		grep -qx 'release size=4194304 held=0' "$tmp/bpftrace.out"
+	st=$?
+	sed 's/^/# bpftrace: /' "$tmp/bpftrace.out"
+	result $st "bpftrace (Debian's) prints gpubuf_alloc and gpubuf_release of a 4 MiB buffer: two 2 MiB chunks" "$tmp/bpftrace.out"
+else
+	skip "bpftrace (Debian's) prints gpubuf_alloc and gpubuf_release of a 4 MiB buffer: two 2 MiB chunks" \
+		"no host root or no bpftrace on the host"
+fi
+
 # The hsa mode's loop on module buffers, against libgpubuf's stand-in HSA
 # runtime (tests/hsastub): the dynamic gpubuf-bench, since a static one
 # cannot dlopen. Its copies are memcpy: this proves the plumbing (locks of
