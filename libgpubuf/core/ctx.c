@@ -16,6 +16,9 @@
 
 #include "core/internal.h"
 
+/* The module's device in sysfs, there while gpubuf.ko is loaded. */
+#define GPUBUF_SYSFS_DEVICE	"/sys/class/misc/gpubuf"
+
 enum gpubuf_mode { MODE_MODULE, MODE_MEMFD, MODE_AUTO };
 
 static void set_msg(char *msg, size_t len, const char *fmt, ...)
@@ -151,6 +154,15 @@ static int gpubuf_open_module(struct gpubuf_ctx *ctx, char *msg, size_t len)
 			err = ENOENT;
 		if (err == EACCES)	/* the one EACCES that is the group's */
 			set_eacces_msg(msg, len);
+		else if (err == ENOENT && !access(GPUBUF_SYSFS_DEVICE, F_OK))
+			/*
+			 * Loaded, yet no node: a container (or any mount
+			 * namespace) that was not given the device. sysfs
+			 * is the host's there.
+			 */
+			set_msg(msg, len,
+				"open %s: no such device node, but gpubuf.ko is loaded: this container was not given the device (podman run --device " GPUBUF_CDI_DEVICE ")",
+				GPUBUF_DEVICE_PATH);
 		else
 			set_msg(msg, len, "open %s: %s", GPUBUF_DEVICE_PATH,
 				gpubuf_strerror(-err));

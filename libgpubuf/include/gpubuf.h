@@ -79,6 +79,13 @@ enum gpubuf_backend {
 					 GPUBUF_OPEN_FORCE_MEMFD | \
 					 GPUBUF_OPEN_IGNORE_ENV)
 
+/*
+ * The Container Device Interface name of /dev/gpubuf, as gpubuf-info --cdi
+ * writes its spec: podman run --device GPUBUF_CDI_DEVICE ...
+ */
+#define GPUBUF_CDI_KIND			"gpubuf.org/gpubuf"
+#define GPUBUF_CDI_DEVICE		GPUBUF_CDI_KIND "=all"
+
 int gpubuf_open(struct gpubuf_ctx **ctx, unsigned int flags);
 /* As gpubuf_open(); on failure also writes a message into msg (if len > 0). */
 int gpubuf_open_err(struct gpubuf_ctx **ctx, unsigned int flags,

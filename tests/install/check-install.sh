@@ -9,7 +9,9 @@
 #     dependencies, Recommends included) -> reboot: the checks of guest.sh
 #     (module loaded at boot, /dev/gpubuf root:gpubuf 0660, a user in the
 #     group and one outside it, pkg-config example, Python with NumPy and
-#     DLPack), then a kernel update from
+#     DLPack, the Prometheus timer scraped by node_exporter, a podman
+#     container given /dev/gpubuf through CDI and one not), then a kernel
+#     update from
 #     bookworm-backports -> reboot into the new kernel: the same checks,
 #     then apt-get purge and a search for anything left behind.
 #   make install: the source tree's make install -> reboot: the same checks,
@@ -79,7 +81,7 @@ boot() {
 		emit 0 "$run/$label: a kernel and initrd in the image's /boot"
 		return 1
 	fi
-	cp "$here/guest.sh" "$b/data/"
+	cp "$here/guest.sh" "$here/cdi_check.c" "$b/data/"
 	mkdir -p "$b/data/examples"
 	cp "$top/examples/matrix_dlpack.c" "$b/data/examples/"
 	case " $* " in *" install-debs "*)

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # make install into a DESTDIR installs exactly the expected files (module,
 # library with its soname links, headers, gpubuf.pc, tools, every man page,
-# udev, sysusers and modules-load.d files), the README example builds with
+# udev, sysusers and modules-load.d files, the CDI spec), the README example builds with
 # pkg-config against it, and make uninstall with the same variables removes
 # every file again. Once with Debian's layout (PREFIX=/usr, multiarch
 # LIBDIR), once with the defaults (/usr/local). With each, make
@@ -44,6 +44,7 @@ expected() {
 		echo usr/lib/udev/rules.d/60-gpubuf.rules
 		echo usr/lib/sysusers.d/gpubuf.conf
 		echo usr/lib/modules-load.d/gpubuf.conf
+		echo etc/cdi/gpubuf.json
 	} | sort
 }
 

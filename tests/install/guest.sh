@@ -140,7 +140,11 @@ step_checks() {
 		runuser -u alice -- sh -c "cd /tmp && cc -o matrix_dlpack \
 			$d/examples/matrix_dlpack.c \$(pkg-config --cflags --libs gpubuf) &&
 			GPUBUF_BACKEND=module ./matrix_dlpack"
-	[ "$how" = dkms ] && python_checks
+	if [ "$how" = dkms ]; then
+		python_checks
+		prometheus_checks
+		cdi_checks
+	fi
 	# gpubuf-info reports the refusal as its backend line; the example,
 	# which needs the device, fails with it.
 	result "bob (not in the group) gets EACCES naming group gpubuf" \
@@ -179,6 +183,96 @@ except gpubuf.Error as e:
     raise SystemExit(0)
 raise SystemExit(\"opened\")' >$out/bob-python.txt 2>&1 &&
 			grep -F \"'gpubuf' (usermod -aG gpubuf USER\" $out/bob-python.txt"
+}
+
+# gpubuf-tools' timer, enabled by the package, writes the textfile that
+# Debian's prometheus-node-exporter (in the image, on 127.0.0.1:9100 with
+# its default textfile directory) serves; purge removes the file
+# (leftovers). The scrape's gpubuf lines go to the log.
+prometheus_checks() {
+	prom=/var/lib/prometheus/node-exporter/gpubuf.prom
+	result "gpubuf-prometheus.timer is enabled and active (the package's doing)" \
+		sh -c 'systemctl is-enabled gpubuf-prometheus.timer &&
+			systemctl is-active gpubuf-prometheus.timer'
+	# The timer's own run this boot (10 s after it, then every 30 s):
+	# the service exited 0 and the file is newer than the boot.
+	result "the timer ran gpubuf-prometheus.service this boot: $prom, module loaded" \
+		sh -c 'boot=$(($(date +%s) - $(cut -d. -f1 /proc/uptime)))
+			i=0
+			until [ "$(systemctl show -P ExecMainExitTimestampMonotonic gpubuf-prometheus.service)" != 0 ] &&
+				[ -f '"$prom"' ] && [ "$(stat -c %Y '"$prom"')" -ge "$boot" ]; do
+				i=$((i + 1)); [ $i -le 90 ] || exit 1; sleep 1
+			done
+			systemctl show -p ExecMainStatus -p Result gpubuf-prometheus.service
+			[ "$(systemctl show -P ExecMainStatus gpubuf-prometheus.service)" = 0 ] &&
+			grep -qx "gpubuf_module_loaded 1" '"$prom"''
+	# Refreshed now, after the bench above: peak_bytes is the module's.
+	systemctl start gpubuf-prometheus.service
+	result "node_exporter on 127.0.0.1:9100 serves gpubuf's metrics: loaded, release $VERSION, peak_bytes as sysfs has it, no textfile error" \
+		python3 - "$out/scrape.txt" "$VERSION" <<'PY'
+import sys, time, urllib.request
+for i in range(60):
+    try:
+        text = urllib.request.urlopen("http://127.0.0.1:9100/metrics", timeout=10).read().decode()
+        break
+    except OSError as e:
+        err = e
+        time.sleep(1)
+else:
+    raise SystemExit("no scrape: %s" % err)
+lines = [l for l in text.splitlines() if l.startswith(("gpubuf_", "node_textfile_scrape_error"))]
+open(sys.argv[1], "w").write("\n".join(lines) + "\n")
+print("\n".join(lines))
+# node_exporter writes large values in exponent form: compare numbers.
+val = dict(l.rsplit(" ", 1) for l in lines)
+assert float(val["gpubuf_module_loaded"]) == 1, lines
+assert float(val['gpubuf_info{library="%s",module="%s"}' % (sys.argv[2], sys.argv[2])]) == 1, lines
+assert float(val["node_textfile_scrape_error"]) == 0, lines
+peak = int(open("/sys/class/misc/gpubuf/peak_bytes").read())
+assert peak > 0 and float(val["gpubuf_peak_bytes"]) == peak, (peak, lines)
+PY
+	[ -f "$out/scrape.txt" ] && sed 's/^/#   scrape: /' "$out/scrape.txt" >>"$out/tap"
+	# Without node_exporter's directory the service does nothing.
+	systemctl stop gpubuf-prometheus.timer
+	mv /var/lib/prometheus/node-exporter /var/lib/prometheus/node-exporter.away
+	result "without /var/lib/prometheus/node-exporter the service skips (its condition) and writes nothing" \
+		sh -c 'systemctl start gpubuf-prometheus.service &&
+			[ "$(systemctl show -P ConditionResult gpubuf-prometheus.service)" = no ] &&
+			[ ! -e /var/lib/prometheus/node-exporter ]'
+	mv /var/lib/prometheus/node-exporter.away /var/lib/prometheus/node-exporter
+	systemctl start gpubuf-prometheus.timer
+}
+
+# CDI: the spec gpubuf-dkms installs in /etc/cdi is the one gpubuf-info
+# --cdi writes; Debian's podman gives the device to a container that asks
+# for it and not to one that does not. The image is built offline: a
+# tarball holding cdi_check, linked statically against the installed
+# libgpubuf.a. podman keeps its storage under /run; what podman itself
+# makes elsewhere (its cache in /var/lib/containers) goes after the test.
+cdi_checks() {
+	podman="podman --root /run/gpubuf-podman/root --runroot /run/gpubuf-podman/run --storage-driver vfs"
+	image=localhost/gpubuf-cdi-check
+	had_containers=0
+	[ -e /var/lib/containers ] && had_containers=1
+	result "/etc/cdi/gpubuf.json is what gpubuf-info --cdi writes" \
+		sh -c 'gpubuf-info --cdi | cmp - /etc/cdi/gpubuf.json'
+	rm -rf /tmp/cdi-root
+	mkdir -p /tmp/cdi-root
+	result "cdi_check builds statically against the installed libgpubuf.a (pkg-config --static)" \
+		sh -c "cc -static -O2 -o /tmp/cdi-root/cdi-check $d/cdi_check.c \$(pkg-config --static --cflags --libs gpubuf)"
+	result "podman import: an image holding only the static cdi_check" \
+		sh -c "tar -C /tmp/cdi-root -c . | $podman import - $image"
+	result "podman run --device gpubuf.org/gpubuf=all: the container allocates, maps and reads back a buffer on the module backend" \
+		sh -c "$podman run --rm --network=none --device gpubuf.org/gpubuf=all $image /cdi-check >$out/cdi-with.txt 2>&1;
+			rc=\$?; cat $out/cdi-with.txt; [ \$rc = 0 ] && grep -q '^ok: backend module' $out/cdi-with.txt"
+	result "podman run without the device: -ENOENT, the message naming the CDI device to ask for" \
+		sh -c "$podman run --rm --network=none $image /cdi-check >$out/cdi-without.txt 2>&1;
+			rc=\$?; cat $out/cdi-without.txt; [ \$rc = 3 ] &&
+			grep -F 'this container was not given the device (podman run --device gpubuf.org/gpubuf=all)' $out/cdi-without.txt"
+	sed 's/^/#   container: /' "$out/cdi-with.txt" "$out/cdi-without.txt" >>"$out/tap" 2>/dev/null
+	$podman rmi -a -f >/dev/null 2>&1
+	rm -rf /run/gpubuf-podman /tmp/cdi-root
+	[ $had_containers = 1 ] || rm -rf /var/lib/containers
 }
 
 step_kernel_update() {

@@ -4,7 +4,9 @@
 # debootstrap root with systemd as init, udev, AppArmor (the kernel
 # recommends it; a Debian installer system has it), dkms, Debian's kernel image
 # and headers, a compiler, pkg-config and DLPack's header (the README
-# example includes it), two users (alice, who will join
+# example includes it), what an operator runs beside gpubuf (Debian's
+# prometheus-node-exporter, which reads gpubuf-tools' textfile, and podman
+# with crun, which reads gpubuf-dkms' CDI spec), two users (alice, who will join
 # group gpubuf, and bob, who will not), and the bookworm-backports kernel
 # packages downloaded but not installed, so the guest can take a kernel
 # update offline. What the given .debs need (their Depends and Recommends,
@@ -34,7 +36,7 @@ umount "$root/proc" 2>/dev/null || true
 rm -rf --one-file-system "$root" "$dir"/base-*.img
 echo "gpubuf: building the check-install image (debootstrap, log: $log)" >&2
 debootstrap --variant=minbase \
-	--include=systemd,systemd-sysv,udev,dbus,apparmor,kmod,initramfs-tools,dkms,linux-image-amd64,linux-headers-amd64,gcc,libc6-dev,make,pkgconf,libdlpack-dev,fakeroot,procps,sudo,e2fsprogs \
+	--include=systemd,systemd-sysv,udev,dbus,apparmor,kmod,initramfs-tools,dkms,linux-image-amd64,linux-headers-amd64,gcc,libc6-dev,make,pkgconf,libdlpack-dev,fakeroot,procps,sudo,e2fsprogs,prometheus-node-exporter,podman,crun,conmon,netavark \
 	bookworm "$root" "$mirror" >"$log" 2>&1 ||
 	{ tail -n 20 "$log" >&2; exit 1; }
 

@@ -57,6 +57,14 @@ run info "$info"
 	grep -q '^live_buffers  *[0-9][0-9]*$' "$tmp/info.out"
 result $? "gpubuf-info shows backend module, driver ABI, limits and counters" "$tmp/info.out"
 
+# A mount namespace without /dev/gpubuf while the module is loaded, as a
+# container not given the device has: ENOENT, and the library's message
+# names the CDI device to ask for.
+run nodev unshare -m sh -c "mount -t tmpfs none /dev && GPUBUF_BACKEND=module '$info'"
+[ "$(rc nodev)" = 0 ] &&
+	grep -q '^backend  *none: open /dev/gpubuf: no such device node, but gpubuf.ko is loaded: this container was not given the device (podman run --device gpubuf.org/gpubuf=all)$' "$tmp/nodev.out"
+result $? "without /dev/gpubuf in its mount namespace, the module loaded: the message names the CDI device" "$tmp/nodev.out"
+
 # A 64 MiB buffer, placed and populated by libgpubuf: all 2 MiB entries.
 run infomap "$info" --map 64M
 [ "$(rc infomap)" = 0 ] &&

@@ -613,6 +613,37 @@ run infobad $info --bogus
 check "gpubuf-info --bogus exits 2 with usage on stderr only" "$tmp/infobad.err" -- \
 	sh -c "[ \$(cat '$tmp/infobad.rc') = 2 ] && grep -q '^usage: gpubuf-info' '$tmp/infobad.err' && [ ! -s '$tmp/infobad.out' ]"
 
+# --cdi: a spec the CDI specification accepts at the version it declares
+# (0.3.0: no field of a later one), naming /dev/gpubuf as the device "all"
+# of kind gpubuf.org/gpubuf, the name the library's message gives.
+run cdi $info --cdi
+if [ $have_py = 1 ]; then
+	check "gpubuf-info --cdi: a CDI 0.3.0 spec, kind gpubuf.org/gpubuf, device all = /dev/gpubuf" \
+		"$tmp/cdi.out" "$tmp/cdi.err" -- python3 - "$tmp/cdi.out" "$(cat "$tmp/cdi.rc")" \
+		"$top/libgpubuf/include/gpubuf.h" <<'PY'
+import json, re, sys
+assert sys.argv[2] == "0", "exit " + sys.argv[2]
+d = json.load(open(sys.argv[1]))
+assert set(d) == {"cdiVersion", "kind", "devices"}, sorted(d)
+assert d["cdiVersion"] == "0.3.0", d["cdiVersion"]
+label = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+vendor, cls = d["kind"].split("/")
+assert re.fullmatch(label + r"(\." + label + r")*", vendor) and len(vendor) <= 253, vendor
+assert re.fullmatch(r"[A-Za-z0-9]([-_A-Za-z0-9]*[A-Za-z0-9])?", cls) and len(cls) <= 63, cls
+assert len(d["devices"]) == 1, d["devices"]
+dev = d["devices"][0]
+assert set(dev) == {"name", "containerEdits"}, sorted(dev)
+# 0.3.0's device names begin with a letter.
+assert re.fullmatch(r"[A-Za-z][-_.:A-Za-z0-9]*", dev["name"]), dev["name"]
+assert dev["containerEdits"] == {"deviceNodes": [{"path": "/dev/gpubuf"}]}, dev
+hdr = open(sys.argv[3]).read()
+kind = re.search(r'#define GPUBUF_CDI_KIND\s+"([^"]+)"', hdr).group(1)
+assert (kind, dev["name"]) == (d["kind"], "all"), (kind, d["kind"])
+PY
+else
+	skip "gpubuf-info --cdi: a CDI 0.3.0 spec, kind gpubuf.org/gpubuf, device all = /dev/gpubuf" "python3 not found"
+fi
+
 # --processes without the module: no rows (this host has no /dev/gpubuf),
 # says the memfd backend's buffers are not listed; --json the same.
 run procs $info --processes
@@ -734,7 +765,7 @@ PY
 fi
 run topomap $info --topology --map 4M
 check "gpubuf-info --topology --map exits 2: separate reports" "$tmp/topomap.err" -- \
-	sh -c "[ \$(cat '$tmp/topomap.rc') = 2 ] && grep -q '^ERROR: --map, --topology, --processes and --prometheus are separate' '$tmp/topomap.err'"
+	sh -c "[ \$(cat '$tmp/topomap.rc') = 2 ] && grep -q '^ERROR: --map, --topology, --processes, --prometheus and --cdi are separate' '$tmp/topomap.err'"
 
 echo "1..$n"
 [ $failed = 0 ]

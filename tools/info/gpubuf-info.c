@@ -19,6 +19,7 @@
 #include "../common/gpuprobe.h"
 #include "../common/json.h"
 #include "../common/sysinfo.h"
+#include "cdi.h"
 #include "processes.h"
 #include "prometheus.h"
 #include "topology.h"
@@ -65,7 +66,7 @@ struct info {
 static void info_usage(FILE *f)
 {
 	fputs("usage: gpubuf-info [--json] [--map SIZE | --topology | --processes |\n"
-	      "                   --prometheus] [-h|--help]\n"
+	      "                   --prometheus | --cdi] [-h|--help]\n"
 	      "  --json     one JSON document on stdout (default: text)\n"
 	      "  --map SIZE allocate a SIZE buffer (64M, 1G, ...) and report how\n"
 	      "             much of its mapping 2 MiB (PMD) entries hold\n"
@@ -76,6 +77,8 @@ static void info_usage(FILE *f)
 	      "             after release that no process owns\n"
 	      "  --prometheus the module's counters and limits in Prometheus' text\n"
 	      "             format, for node_exporter's textfile collector\n"
+	      "  --cdi      a Container Device Interface spec (JSON) giving containers\n"
+	      "             /dev/gpubuf as " GPUBUF_CDI_DEVICE "\n"
 	      "  -h, --help this text\n"
 	      "Environment: GPUBUF_BACKEND=module|memfd|auto selects the backend.\n"
 	      "Exit status: 0 after reporting, 2 on a usage error.\n", f);
@@ -344,12 +347,13 @@ int main(int argc, char **argv)
 		{ "topology", no_argument, NULL, 't' },
 		{ "prometheus", no_argument, NULL, 'p' },
 		{ "processes", no_argument, NULL, 'P' },
+		{ "cdi", no_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t map_size = 0;
 	struct info in;
-	int c, json = 0, topology = 0, prometheus = 0, processes = 0;
+	int c, json = 0, topology = 0, prometheus = 0, processes = 0, cdi = 0;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -374,6 +378,9 @@ int main(int argc, char **argv)
 		case 'P':
 			processes = 1;
 			break;
+		case 'c':
+			cdi = 1;
+			break;
 		case 'h':
 			info_usage(stdout);
 			return 0;
@@ -389,14 +396,16 @@ int main(int argc, char **argv)
 		info_usage(stderr);
 		return 2;
 	}
-	if (topology + prometheus + processes + !!map_size > 1 ||
-	    (prometheus && json)) {
-		fprintf(stderr, "ERROR: --map, --topology, --processes and --prometheus are separate reports (and --prometheus has no --json)\n");
+	if (topology + prometheus + processes + cdi + !!map_size > 1 ||
+	    ((prometheus || cdi) && json)) {
+		fprintf(stderr, "ERROR: --map, --topology, --processes, --prometheus and --cdi are separate reports (--prometheus and --cdi have no --json)\n");
 		info_usage(stderr);
 		return 2;
 	}
 	if (prometheus)
 		return info_prometheus();
+	if (cdi)
+		return info_cdi();
 	if (processes)
 		return info_processes(json);
 	if (topology)
