@@ -148,7 +148,9 @@ result $? "cuda and hsa alone are unavailable in the guest (exit 77)" "$tmp/cuda
 
 # --processes: two processes, one holding a buffer by fd and one by a
 # mapping only, the other having released a buffer a pin still holds
-# (as an RDMA MR would): their rows, and the held bytes no one owns.
+# (as an RDMA MR would): their rows, each buffer's line (the fd's with
+# the node it was asked for, through GPUBUF_IOC_INFO on a pidfd_getfd()
+# copy), and the held bytes no one owns.
 hold=$dir/gpubuf-test-hold
 if [ -x "$hold" ] && [ -e /dev/gpubuf_pinprobe ]; then
 	"$hold" fds >"$tmp/hold1" 2>&1 &
@@ -169,7 +171,10 @@ if [ -x "$hold" ] && [ -e /dev/gpubuf_pinprobe ]; then
 	[ "$(rc procs)" = 0 ] &&
 		grep -Eq "^$h1 +gpubuf-test-hol +1 +2 +4194304 +2 +4194304 +1 +1\$" "$tmp/procs.out" &&
 		grep -Eq "^$h2 +gpubuf-test-hol +1 +0 +0 +0 +0 +0 +0\$" "$tmp/procs.out" &&
+		grep -Eq '^  dma-buf [0-9]+: 1048576 bytes by fd, requested node 0, [1-9][0-9]* chunks, 0 bytes in 2 MiB pages, 0 from the reserve$' "$tmp/procs.out" &&
+		grep -Eq '^  dma-buf [0-9]+: 3145728 bytes by mapping; node and chunks need an fd of it$' "$tmp/procs.out" &&
 		grep -q 'held after release, owned by no process: 2097152 bytes in 1 buffers' "$tmp/procs.out" &&
+		grep -q '"requested_node": 0,' "$tmp/procsjson.out" &&
 		grep -q "\"pid\": $h1," "$tmp/procsjson.out" &&
 		grep -q '"held_bytes": 2097152,' "$tmp/procsjson.out"
 	st=$?

@@ -13,6 +13,11 @@
  * closed everywhere; a buffer renamed with DMA_BUF_SET_NAME and kept by a
  * mapping alone is not found. Other users' processes need root; what
  * cannot be read is counted and said.
+ *
+ * A buffer's node and chunks are not in its fdinfo: that file is the
+ * dma-buf core's, which gives exporters no say in it. They come from
+ * GPUBUF_IOC_INFO on a copy of the process's fd (pidfd_getfd(2), which
+ * needs ptrace rights over it: root), closed again at once.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -20,7 +25,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <gpubuf.h>
@@ -31,9 +38,19 @@
 
 #define PROC_MAX_BUFS	256
 
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open		434
+#endif
+#ifndef SYS_pidfd_getfd
+#define SYS_pidfd_getfd		438
+#endif
+
 struct proc_buf {
 	unsigned long ino;
 	uint64_t size;
+	int by_fd, by_map;
+	int have_info;			/* GPUBUF_IOC_INFO answered */
+	struct gpubuf_info info;
 };
 
 struct proc_row {
@@ -73,22 +90,45 @@ static int proc_read(const char *path, char *buf, size_t len)
 	return 0;
 }
 
-static void proc_hold(struct proc_row *r, unsigned long ino, uint64_t size)
+static struct proc_buf *proc_hold(struct proc_row *r, unsigned long ino,
+				   uint64_t size)
 {
 	for (int i = 0; i < r->nr; i++)
 		if (r->buf[i].ino == ino) {
 			if (!r->buf[i].size)
 				r->buf[i].size = size;
-			return;
+			return &r->buf[i];
 		}
-	if (r->nr < PROC_MAX_BUFS)
-		r->buf[r->nr++] = (struct proc_buf){ ino, size };
+	if (r->nr == PROC_MAX_BUFS)
+		return NULL;
+	r->buf[r->nr] = (struct proc_buf){ .ino = ino, .size = size };
+	return &r->buf[r->nr++];
 }
 
-static void proc_fds(struct proc_row *r, const char *pid)
+/*
+ * GPUBUF_IOC_INFO on the buffer behind the process's fd: a copy of the
+ * fd through its pidfd, asked through dev (our /dev/gpubuf), closed.
+ */
+static void proc_info(struct proc_buf *b, int pidfd, int fd, int dev)
+{
+	int copy;
+
+	if (!b || b->have_info || pidfd < 0 || dev < 0)
+		return;
+	copy = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+	if (copy < 0)
+		return;
+	memset(&b->info, 0, sizeof(b->info));
+	b->info.fd = copy;
+	b->have_info = !ioctl(dev, GPUBUF_IOC_INFO, &b->info);
+	close(copy);
+}
+
+static void proc_fds(struct proc_row *r, const char *pid, int dev)
 {
 	char dir[64], path[320], link[256], text[1024];
 	struct dirent *e;
+	int pidfd = -1;
 	DIR *d;
 
 	snprintf(dir, sizeof(dir), "/proc/%s/fd", pid);
@@ -116,6 +156,7 @@ static void proc_fds(struct proc_row *r, const char *pid)
 			    !strncmp(link, "anon_inode:dmabuf", 17)) &&
 			   !proc_read(path, text, sizeof(text)) &&
 			   strstr(text, "exp_name:\tgpubuf\n")) {
+			struct proc_buf *b;
 			struct stat st;
 
 			/* The inode maps show; fdinfo has no ino before 5.14. */
@@ -123,28 +164,37 @@ static void proc_fds(struct proc_row *r, const char *pid)
 			if (stat(path, &st))
 				continue;
 			r->fds++;
-			proc_hold(r, (unsigned long)st.st_ino,
-				  (uint64_t)fdinfo_num(text, "size"));
+			b = proc_hold(r, (unsigned long)st.st_ino,
+				      (uint64_t)fdinfo_num(text, "size"));
+			if (b)
+				b->by_fd = 1;
+			if (pidfd < 0 && dev >= 0)
+				pidfd = (int)syscall(SYS_pidfd_open, r->pid, 0);
+			proc_info(b, pidfd, atoi(e->d_name), dev);
 		}
 	}
+	if (pidfd >= 0)
+		close(pidfd);
 	if (d)
 		closedir(d);
 }
 
-/* Whether ino is a gpubuf dma-buf some process has an fd of. */
-static uint64_t proc_known(const struct proc_row *all, unsigned long ino)
+/* The buffer of inode ino some process has a gpubuf fd of, or NULL. */
+static const struct proc_buf *proc_known(const struct proc_row *all,
+					 unsigned long ino)
 {
 	for (; all; all = all->next)
 		for (int i = 0; i < all->nr; i++)
-			if (all->buf[i].ino == ino)
-				return all->buf[i].size ? all->buf[i].size : 1;
-	return 0;
+			if (all->buf[i].ino == ino && all->buf[i].by_fd)
+				return &all->buf[i];
+	return NULL;
 }
 
 /*
- * gpubuf's mappings: a dma-buf's inode some process has a gpubuf fd of,
- * or a dma-buf the module named "gpubuf" ("/dmabuf:gpubuf"), which finds
- * a buffer kept by a mapping alone (its size then the mapping's).
+ * gpubuf's mappings: a dma-buf's inode some process has a gpubuf fd of
+ * (its size and details then that fd's), or a dma-buf the module named
+ * "gpubuf" ("/dmabuf:gpubuf"), which finds a buffer kept by a mapping
+ * alone (its size then the mapping's).
  */
 static void proc_maps(struct proc_row *r, const char *pid,
 		      const struct proc_row *all)
@@ -156,6 +206,8 @@ static void proc_maps(struct proc_row *r, const char *pid,
 	f = fopen(path, "re");
 	while (f && fgets(line, sizeof(line), f)) {
 		unsigned long start, end, ino;
+		const struct proc_buf *known;
+		struct proc_buf *b;
 		char name[256] = "";
 		uint64_t size;
 
@@ -164,13 +216,22 @@ static void proc_maps(struct proc_row *r, const char *pid,
 		    (strncmp(name, "/dmabuf:", 8) &&
 		     strncmp(name, "anon_inode:dmabuf", 17)))
 			continue;
-		size = proc_known(all, ino);
-		if (!size && !strcmp(name, "/dmabuf:gpubuf"))
+		known = proc_known(all, ino);
+		if (known)
+			size = known->size;
+		else if (!strcmp(name, "/dmabuf:gpubuf"))
 			size = end - start;
-		if (!size)
+		else
 			continue;
 		r->mappings++;
-		proc_hold(r, ino, size > 1 ? size : 0);
+		b = proc_hold(r, ino, size);
+		if (!b)
+			continue;
+		b->by_map = 1;
+		if (known && known->have_info && !b->have_info) {
+			b->have_info = 1;
+			b->info = known->info;
+		}
 	}
 	if (f)
 		fclose(f);
@@ -188,6 +249,7 @@ static uint64_t proc_bytes(const struct proc_row *r)
 static struct proc_row *proc_scan(int *unreadable)
 {
 	struct proc_row *all = NULL, **tail = &all, *r;
+	int dev = open(GPUBUF_DEVICE_PATH, O_RDWR | O_CLOEXEC);
 	struct dirent *e;
 	DIR *d = opendir("/proc");
 
@@ -210,12 +272,14 @@ static struct proc_row *proc_scan(int *unreadable)
 		snprintf(fddir, sizeof(fddir), "/proc/%.20s/fd", e->d_name);
 		if (access(fddir, R_OK | X_OK))
 			(*unreadable)++;
-		proc_fds(r, e->d_name);
+		proc_fds(r, e->d_name, dev);
 		*tail = r;
 		tail = &r->next;
 	}
 	if (d)
 		closedir(d);
+	if (dev >= 0)
+		close(dev);
 	for (r = all; r; r = r->next) {
 		char pid[16];
 
@@ -223,6 +287,52 @@ static struct proc_row *proc_scan(int *unreadable)
 		proc_maps(r, pid, all);
 	}
 	return all;
+}
+
+static const char *proc_by(const struct proc_buf *b)
+{
+	return b->by_fd ? (b->by_map ? "fd and mapping" : "fd") : "mapping";
+}
+
+/* "  dma-buf INO: SIZE bytes by fd, requested node N, C chunks, ..." */
+static void proc_buf_text(const struct proc_buf *b)
+{
+	printf("  dma-buf %lu: %llu bytes by %s", b->ino,
+	       (unsigned long long)b->size, proc_by(b));
+	if (!b->have_info) {
+		printf(b->by_fd ? "; node and chunks need root\n"
+				: "; node and chunks need an fd of it\n");
+		return;
+	}
+	/* The node asked for at ALLOC; the pages' own may differ. */
+	if (b->info.numa_node == GPUBUF_NUMA_ANY)
+		printf(", requested node any");
+	else
+		printf(", requested node %d", b->info.numa_node);
+	printf(", %u chunks, %llu bytes in 2 MiB pages, %llu from the reserve\n",
+	       b->info.nr_chunks, (unsigned long long)b->info.huge_bytes,
+	       (unsigned long long)b->info.reserve_bytes);
+}
+
+static void proc_buf_json(struct json *j, const struct proc_buf *b)
+{
+	json_obj_begin(j, NULL);
+	json_u64(j, "inode", b->ino);
+	json_u64(j, "size", b->size);
+	json_bool(j, "fd", b->by_fd);
+	json_bool(j, "mapping", b->by_map);
+	if (b->have_info) {
+		json_int(j, "requested_node", b->info.numa_node);
+		json_int(j, "chunks", b->info.nr_chunks);
+		json_u64(j, "huge_bytes", b->info.huge_bytes);
+		json_u64(j, "reserve_bytes", b->info.reserve_bytes);
+	} else {
+		json_null(j, "requested_node");
+		json_null(j, "chunks");
+		json_null(j, "huge_bytes");
+		json_null(j, "reserve_bytes");
+	}
+	json_obj_end(j);
 }
 
 int info_processes(int json)
@@ -259,6 +369,10 @@ int info_processes(int json)
 			json_u64(&j, "bytes", proc_bytes(r));
 			json_int(&j, "fds", r->fds);
 			json_int(&j, "mappings", r->mappings);
+			json_arr_begin(&j, "held");
+			for (int i = 0; i < r->nr; i++)
+				proc_buf_json(&j, &r->buf[i]);
+			json_arr_end(&j);
 			json_obj_end(&j);
 		} else {
 			printf("%-8d %-16s %5d %10lld %14lld %8d %14llu %4d %5d\n",
@@ -266,6 +380,8 @@ int info_processes(int json)
 			       r->alloc_bytes, r->nr,
 			       (unsigned long long)proc_bytes(r), r->fds,
 			       r->mappings);
+			for (int i = 0; i < r->nr; i++)
+				proc_buf_text(&r->buf[i]);
 		}
 	}
 	if (json) {
