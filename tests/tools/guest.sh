@@ -228,7 +228,9 @@ fi
 # bpftrace, Debian's, from the host's root: a third-party consumer of the
 # module's tracepoints. It attaches to gpubuf_alloc and gpubuf_release
 # (compiling its program takes seconds under TCG), then gpubuf-info --map
-# allocates and releases a 4 MiB buffer: two 2 MiB chunks.
+# allocates and releases a 4 MiB buffer: two 2 MiB chunks. The #define
+# is for kernels without BTF (Debian's 5.10 has none in /sys/kernel/btf),
+# where bpftrace knows no u64 for the fields' struct.
 if [ -x /gpubuf/host-run ] && [ -x /host/usr/bin/bpftrace ]; then
 	for r in "" /host; do
 		grep -q " $r/sys/kernel/tracing " /proc/mounts ||
@@ -237,6 +239,7 @@ if [ -x /gpubuf/host-run ] && [ -x /host/usr/bin/bpftrace ]; then
 			mount -t debugfs nodev "$r/sys/kernel/debug"
 	done
 	/gpubuf/host-run /usr/bin/bpftrace -e '
+#define u64 unsigned long long
 tracepoint:gpubuf:gpubuf_alloc {
 	printf("alloc size=%llu node=%d huge=%u small=%u result=%d\n",
 	       args->size, args->node, args->huge_chunks, args->small_pages, args->result);
@@ -249,12 +252,19 @@ tracepoint:gpubuf:gpubuf_release { printf("release size=%llu held=%llu\n", args-
 		sleep 0.2
 		i=$((i + 1))
 	done
-	run btmap "$info" --map 4M
-	sleep 2
+	# "Attaching" comes before the probes are attached: allocate until
+	# bpftrace has seen one (on 7.2 the first can come too early).
+	j=0
+	while [ $j -lt 30 ]; do
+		run btmap "$info" --map 4M
+		sleep 1
+		j=$((j + 1))
+		grep -q '^release size=4194304 ' "$tmp/bpftrace.out" && break
+	done
 	kill -INT "$bt" 2>/dev/null
 	wait "$bt"
 	bt_rc=$?
-	echo "bpftrace exit $bt_rc, attached after $i polls" >>"$tmp/bpftrace.out"
+	echo "bpftrace exit $bt_rc, attached after $i polls, $j allocations" >>"$tmp/bpftrace.out"
 	[ "$(rc btmap)" = 0 ] && [ $bt_rc = 0 ] &&
 		grep -qx 'alloc size=4194304 node=-1 huge=2 small=0 result=0' "$tmp/bpftrace.out" &&
 		grep -qx 'release size=4194304 held=0' "$tmp/bpftrace.out"
