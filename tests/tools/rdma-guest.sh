@@ -274,5 +274,48 @@ reap mute
 result $? "--serve --tcp-timeout 2 with a peer that says nothing fails (1) saying it timed out" \
 	"$tmp/mute.out" "$tmp/mute.err"
 
+# ---- gpubuf-info --processes with an MR holding a released buffer ---------------
+# Two processes: mr-hold registered a 2 MiB buffer on rxe0, then unmapped
+# and closed it (released, its pages pinned by the MR); gpubuf-test-hold
+# keeps a buffer by fd and one by a mapping. The held bytes are the MR's,
+# owned by no process (mr-hold has no row: it holds no buffer and no
+# /dev/gpubuf); killing mr-hold deregisters the MR and frees them.
+info=/gpubuf/bin/gpubuf-info
+hold=/gpubuf/bin/gpubuf-test-hold
+if [ -x "$dir/mr-hold" ] && [ -x "$info" ] && [ -x "$hold" ]; then
+	held0=$(cat /sys/class/misc/gpubuf/held_bytes)
+	LD_LIBRARY_PATH="$dir" "$dir/mr-hold" >"$tmp/mrhold.out" 2>&1 &
+	mrpid=$!
+	"$hold" fds >"$tmp/fdhold.out" 2>&1 &
+	fdpid=$!
+	pids="$pids $mrpid $fdpid"
+	i=0
+	while [ $i -lt 300 ] && ! { grep -q ready "$tmp/mrhold.out" && grep -q ready "$tmp/fdhold.out"; }; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	"$info" --processes >"$tmp/procs.out" 2>&1
+	procs_rc=$?
+	kill "$mrpid" "$fdpid" 2>/dev/null
+	wait "$mrpid" "$fdpid" 2>/dev/null
+	i=0
+	while [ "$(cat /sys/class/misc/gpubuf/held_bytes)" != "$held0" ] && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	held1=$(cat /sys/class/misc/gpubuf/held_bytes)
+	echo "held_bytes before $held0, after the MR's process exited $held1" >>"$tmp/procs.out"
+	[ $procs_rc = 0 ] && [ "$held0" = 0 ] && [ "$held1" = 0 ] &&
+		! grep -Eq "^$mrpid " "$tmp/procs.out" &&
+		grep -Eq "^$fdpid +gpubuf-test-hol +1 +2 +4194304 +2 +4194304 +1 +1\$" "$tmp/procs.out" &&
+		grep -q 'held after release, owned by no process: 2097152 bytes in 1 buffers' "$tmp/procs.out"
+	result $? "gpubuf-info --processes: the 2 MiB an MR pins after release, owned by no process, beside a process holding two buffers; gone with the MR" \
+		"$tmp/procs.out" "$tmp/mrhold.out"
+	sed 's/^/# processes: /' "$tmp/procs.out"
+else
+	skip "gpubuf-info --processes: the 2 MiB an MR pins after release, owned by no process, beside a process holding two buffers; gone with the MR" \
+		"no $dir/mr-hold, $info or $hold"
+fi
+
 echo "1..$n"
 [ $failed = 0 ]
