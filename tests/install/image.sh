@@ -69,9 +69,13 @@ chroot "$root" sh -ec '
 	useradd -m -s /bin/sh alice
 	useradd -m -s /bin/sh bob
 	systemctl enable gpubuf-check.service
-	# Nothing that would compete with the check for the emulated CPU.
+	# Nothing that would compete with the check for the emulated CPU,
+	# or write state of its own while the check lists the file system
+	# (podman-restart at boot makes its network locks in /etc).
 	systemctl mask apt-daily.timer apt-daily-upgrade.timer \
 		e2scrub_all.timer fstrim.timer systemd-tmpfiles-clean.timer \
+		podman-restart.service podman-auto-update.timer \
+		podman-auto-update.service podman.socket podman.service \
 		2>/dev/null || true
 	passwd -l root' >>"$log" 2>&1 || { tail -n 20 "$log" >&2; exit 1; }
 umount "$root/proc"
