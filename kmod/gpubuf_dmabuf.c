@@ -204,7 +204,8 @@ gpubuf_dmabuf_map(struct dma_buf_attachment *attachment,
 			a->maps++;
 		}
 		mutex_unlock(&buf->lock);
-		gpubuf_trace_map(a->dev, dir, ret ? NULL : o, true, ret);
+		gpubuf_trace_map(a->dev, dir, ret ? NULL : o, !ret && o != a,
+				 ret);
 		return ret ? ERR_PTR(ret) : &o->sgt;
 	}
 	o = gpubuf_mapping_find(buf, a->dev, dir);

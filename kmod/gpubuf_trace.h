@@ -142,7 +142,8 @@ DEFINE_EVENT(gpubuf_map_class, gpubuf_unmap,
 
 /*
  * A CPU fault on the mapping: pmd when the page is a 2 MiB chunk's head at
- * a 2 MiB-aligned address, which the core maps with one PMD entry.
+ * a 2 MiB-aligned address, which the core then maps with one PMD entry
+ * where the VMA and THP settings allow it (the event cannot see which).
  */
 TRACE_EVENT(gpubuf_fault,
 	    TP_PROTO(unsigned long pgoff, unsigned long address, bool user,

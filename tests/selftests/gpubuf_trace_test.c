@@ -260,6 +260,40 @@ TEST_F(trace, importer_attach_map_sync_unmap_detach)
 	EXPECT_STREQ(dev, sfield(&self->ev[0], "dev", dev2, sizeof(dev2)));
 }
 
+/*
+ * shared: another attachment's mapping reused. An attachment mapped again
+ * uses its own mapping (shared 0, as its first map); a second attachment
+ * of the same device and direction reuses the first's (shared 1).
+ */
+TEST_F(trace, map_again_is_not_shared_another_attachment_is)
+{
+	static const char *const ev[] = { "gpubuf_map", NULL };
+	struct importer_map m = { .dir = IMPORTER_DIR_TO_DEVICE };
+	int fd, imp, imp2;
+
+	imp = open(IMPORTER_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	imp2 = open(IMPORTER_DEVICE_PATH, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, imp) TH_LOG("gpubuf_importer.ko is loaded by the test bed");
+	ASSERT_LE(0, imp2);
+	fd = gb_alloc(self->dev, SZ_2M);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, trace_start(ev));
+	m.fd = fd;
+	ASSERT_EQ(0, gb_ioctl(imp, IMPORTER_IOC_MAP, &m));
+	ASSERT_EQ(0, gb_ioctl(imp, IMPORTER_IOC_MAP_AGAIN, &m));
+	m.fd = fd;
+	ASSERT_EQ(0, gb_ioctl(imp2, IMPORTER_IOC_MAP, &m));
+	close(imp2);
+	close(imp);
+	close(fd);
+	ASSERT_EQ(3, trace_read("gpubuf_map", self->ev, MAX_EVENTS));
+	EXPECT_EQ(0, field(&self->ev[0], "shared"));
+	EXPECT_EQ(0, field(&self->ev[1], "shared"));
+	EXPECT_EQ(1, field(&self->ev[2], "shared"));
+	for (int i = 0; i < 3; i++)
+		EXPECT_EQ(0, field(&self->ev[i], "result"));
+}
+
 /* Released while pinned: held; unpinned: no longer held, soon. */
 TEST_F(trace, release_while_pinned_is_held_then_unheld)
 {
