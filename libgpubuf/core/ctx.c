@@ -148,13 +148,15 @@ static int gpubuf_open_module(struct gpubuf_ctx *ctx, char *msg, size_t len)
 
 	ctx->fd = open(GPUBUF_DEVICE_PATH, O_RDWR | O_CLOEXEC);
 	if (ctx->fd < 0) {
+		int no_node = errno == ENOENT;
+
 		err = errno;
 		/* A node without its driver behind it is "not loaded" too. */
 		if (err == ENXIO || err == ENODEV)
 			err = ENOENT;
 		if (err == EACCES)	/* the one EACCES that is the group's */
 			set_eacces_msg(msg, len);
-		else if (err == ENOENT && !access(GPUBUF_SYSFS_DEVICE, F_OK))
+		else if (no_node && !access(GPUBUF_SYSFS_DEVICE, F_OK))
 			/*
 			 * Loaded, yet no node: a container (or any mount
 			 * namespace) that was not given the device. sysfs

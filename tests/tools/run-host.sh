@@ -644,42 +644,61 @@ else
 	skip "gpubuf-info --cdi: a CDI 0.3.0 spec, kind gpubuf.org/gpubuf, device all = /dev/gpubuf" "python3 not found"
 fi
 
+# A short write (a full disk under the packages' timer, or make install
+# writing the CDI spec): exit 1 and say so, so that "&& mv" keeps the
+# previous file instead of a cut one.
+for what in cdi prometheus; do
+	"$info" --$what >/dev/full 2>"$tmp/full-$what.err"
+	echo $? >"$tmp/full-$what.rc"
+	check "gpubuf-info --$what onto a full disk (/dev/full) exits 1 saying so" "$tmp/full-$what.err" -- \
+		sh -c "[ \$(cat '$tmp/full-$what.rc') = 1 ] && grep -q 'No space left on device' '$tmp/full-$what.err'"
+done
+
 # --processes without the module: no rows (this host has no /dev/gpubuf),
 # says the memfd backend's buffers are not listed; --json the same.
-run procs $info --processes
-run procsjson $info --processes --json
-check "gpubuf-info --processes without the module: a header, no rows, says why" "$tmp/procs.out" -- \
-	sh -c "[ \$(cat '$tmp/procs.rc') = 0 ] && [ \$(cat '$tmp/procsjson.rc') = 0 ] &&
-	head -1 '$tmp/procs.out' | grep -Eq '^pid +command +dev +allocated +bytes +holds +bytes +fds +maps\$' &&
-	! grep -Eq '^[0-9]+ +[^ ]+ +[0-9]+ +[0-9]+ ' '$tmp/procs.out' &&
-	grep -q '^gpubuf.ko is not loaded: memfd buffers are not listed' '$tmp/procs.out' &&
-	grep -q '\"module_loaded\": false' '$tmp/procsjson.out' &&
-	grep -q '\"processes\": \\[\\]' '$tmp/procsjson.out'"
+if [ -d /sys/module/gpubuf ]; then
+	skip "gpubuf-info --processes without the module: a header, no rows, says why" \
+		"gpubuf.ko is loaded on this host (70-tools tests --processes with it)"
+else
+	run procs $info --processes
+	run procsjson $info --processes --json
+	check "gpubuf-info --processes without the module: a header, no rows, says why" "$tmp/procs.out" -- \
+		sh -c "[ \$(cat '$tmp/procs.rc') = 0 ] && [ \$(cat '$tmp/procsjson.rc') = 0 ] &&
+		head -1 '$tmp/procs.out' | grep -Eq '^pid +command +dev +allocated +bytes +holds +bytes +fds +maps\$' &&
+		! grep -Eq '^[0-9]+ +[^ ]+ +[0-9]+ +[0-9]+ ' '$tmp/procs.out' &&
+		grep -q '^gpubuf.ko is not loaded: memfd buffers are not listed' '$tmp/procs.out' &&
+		grep -q '\"module_loaded\": false' '$tmp/procsjson.out' &&
+		grep -q '\"processes\": \\[\\]' '$tmp/procsjson.out'"
+fi
 
 # --prometheus: without the module it says so, in the text format;
 # Debian's node_exporter, on 127.0.0.1 with the textfile collector only,
 # serves the file gpubuf-info wrote, written and renamed into place.
-run prom $info --prometheus
-check "gpubuf-info --prometheus: exit 0, HELP and TYPE before each metric, module_loaded 0 and why" \
-	"$tmp/prom.out" -- sh -c "[ \$(cat '$tmp/prom.rc') = 0 ] &&
-	grep -qx 'gpubuf_module_loaded 0' '$tmp/prom.out' &&
-	grep -qx '# gpubuf.ko is not loaded: no module counters.' '$tmp/prom.out' &&
-	grep -Eqx 'gpubuf_info[{]library=\"[0-9]+\.[0-9]+\.[0-9]+\",module=\"none\"[}] 1' '$tmp/prom.out' &&
-	[ \$(grep -c '^# TYPE ' '$tmp/prom.out') = \$(grep -vc '^#' '$tmp/prom.out') ]"
-exporter=$(command -v prometheus-node-exporter || command -v node_exporter || true)
-if [ -z "$exporter" ] || [ $have_py = 0 ]; then
-	skip "node_exporter's textfile collector serves gpubuf-info --prometheus" \
-		"no prometheus-node-exporter (make check installs it) or no python3"
+if [ -d /sys/module/gpubuf ]; then
+	skip "gpubuf-info --prometheus without the module, and node_exporter serving it" \
+		"gpubuf.ko is loaded on this host (70-tools tests --prometheus with it)"
 else
-	mkdir -p "$tmp/textfile"
-	cp "$tmp/prom.out" "$tmp/textfile/gpubuf.prom"
-	port=$((20000 + $$ % 20000))
-	"$exporter" --web.listen-address=127.0.0.1:$port --collector.disable-defaults \
-		--collector.textfile --collector.textfile.directory="$tmp/textfile" \
-		>"$tmp/exporter.log" 2>&1 &
-	exporter_pid=$!
-	check "node_exporter's textfile collector serves gpubuf-info --prometheus" \
-		"$tmp/exporter.log" -- python3 - "$port" <<'PY'
+	run prom $info --prometheus
+	check "gpubuf-info --prometheus: exit 0, HELP and TYPE before each metric, module_loaded 0 and why" \
+		"$tmp/prom.out" -- sh -c "[ \$(cat '$tmp/prom.rc') = 0 ] &&
+		grep -qx 'gpubuf_module_loaded 0' '$tmp/prom.out' &&
+		grep -qx '# gpubuf.ko is not loaded: no module counters.' '$tmp/prom.out' &&
+		grep -Eqx 'gpubuf_info[{]library=\"[0-9]+\.[0-9]+\.[0-9]+\",module=\"none\"[}] 1' '$tmp/prom.out' &&
+		[ \$(grep -c '^# TYPE ' '$tmp/prom.out') = \$(grep -vc '^#' '$tmp/prom.out') ]"
+	exporter=$(command -v prometheus-node-exporter || command -v node_exporter || true)
+	if [ -z "$exporter" ] || [ $have_py = 0 ]; then
+		skip "node_exporter's textfile collector serves gpubuf-info --prometheus" \
+			"no prometheus-node-exporter (make check installs it) or no python3"
+	else
+		mkdir -p "$tmp/textfile"
+		cp "$tmp/prom.out" "$tmp/textfile/gpubuf.prom"
+		port=$((20000 + $$ % 20000))
+		"$exporter" --web.listen-address=127.0.0.1:$port --collector.disable-defaults \
+			--collector.textfile --collector.textfile.directory="$tmp/textfile" \
+			>"$tmp/exporter.log" 2>&1 &
+		exporter_pid=$!
+		check "node_exporter's textfile collector serves gpubuf-info --prometheus" \
+			"$tmp/exporter.log" -- python3 - "$port" <<'PY'
 import sys, time, urllib.request
 url = "http://127.0.0.1:%s/metrics" % sys.argv[1]
 for _ in range(100):
@@ -697,8 +716,9 @@ assert len(info) == 1 and 'module="none"' in info[0] and info[0].endswith(" 1"),
 # The collector read the file without complaint.
 assert 'node_textfile_scrape_error 0' in lines, [l for l in lines if "textfile" in l]
 PY
-	kill $exporter_pid 2>/dev/null
-	wait $exporter_pid 2>/dev/null
+		kill $exporter_pid 2>/dev/null
+		wait $exporter_pid 2>/dev/null
+	fi
 fi
 
 # --topology: the CUDA and HSA stand-ins (their default PCI addresses:

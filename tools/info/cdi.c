@@ -41,5 +41,10 @@ int info_cdi(void)
 	json_arr_end(&j);
 	json_obj_end(&j);
 	json_finish(&j);
-	return ferror(stdout) ? 1 : 0;
+	/* A short write (full disk) must not install a cut spec. */
+	if (fflush(stdout) || ferror(stdout)) {
+		perror("gpubuf-info: writing the CDI spec");
+		return 1;
+	}
+	return 0;
 }

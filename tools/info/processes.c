@@ -11,8 +11,8 @@
  * is matched by the dma-buf's inode to such an fd, anywhere, or by the name
  * the module gives its dma-bufs ("/dmabuf:gpubuf" in maps) when its fd is
  * closed everywhere; a buffer renamed with DMA_BUF_SET_NAME and kept by a
- * mapping alone is not found. Other users' processes need root; what
- * cannot be read is counted and said.
+ * mapping alone is not found. Other users' processes need root: those
+ * whose fd directory or maps were refused are counted and said.
  *
  * A buffer's node and chunks are not in its fdinfo: that file is the
  * dma-buf core's, which gives exporters no say in it. They come from
@@ -36,8 +36,6 @@
 #include "../common/sysinfo.h"
 #include "processes.h"
 
-#define PROC_MAX_BUFS	256
-
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open		434
 #endif
@@ -59,8 +57,10 @@ struct proc_row {
 	int dev_files;			/* open /dev/gpubuf */
 	long long alloc_buffers, alloc_bytes;
 	int fds, mappings;		/* gpubuf dma-buf fds, mappings */
-	int nr;				/* distinct buffers held */
-	struct proc_buf buf[PROC_MAX_BUFS];
+	int nr, cap;			/* distinct buffers held, room */
+	int cut;			/* out of memory for the list */
+	int unreadable;			/* its fds or maps were refused */
+	struct proc_buf *buf;
 	struct proc_row *next;
 };
 
@@ -99,8 +99,17 @@ static struct proc_buf *proc_hold(struct proc_row *r, unsigned long ino,
 				r->buf[i].size = size;
 			return &r->buf[i];
 		}
-	if (r->nr == PROC_MAX_BUFS)
-		return NULL;
+	if (r->nr == r->cap) {
+		int cap = r->cap ? 2 * r->cap : 8;
+		struct proc_buf *more = realloc(r->buf, cap * sizeof(*more));
+
+		if (!more) {
+			r->cut = 1;
+			return NULL;
+		}
+		r->buf = more;
+		r->cap = cap;
+	}
 	r->buf[r->nr] = (struct proc_buf){ .ino = ino, .size = size };
 	return &r->buf[r->nr++];
 }
@@ -111,6 +120,7 @@ static struct proc_buf *proc_hold(struct proc_row *r, unsigned long ino,
  */
 static void proc_info(struct proc_buf *b, int pidfd, int fd, int dev)
 {
+	struct stat st;
 	int copy;
 
 	if (!b || b->have_info || pidfd < 0 || dev < 0)
@@ -118,13 +128,17 @@ static void proc_info(struct proc_buf *b, int pidfd, int fd, int dev)
 	copy = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
 	if (copy < 0)
 		return;
-	memset(&b->info, 0, sizeof(b->info));
-	b->info.fd = copy;
-	b->have_info = !ioctl(dev, GPUBUF_IOC_INFO, &b->info);
+	/* The process may have closed fd and opened another since. */
+	if (!fstat(copy, &st) && st.st_ino == b->ino) {
+		memset(&b->info, 0, sizeof(b->info));
+		b->info.fd = copy;
+		b->have_info = !ioctl(dev, GPUBUF_IOC_INFO, &b->info);
+	}
 	close(copy);
 }
 
-static void proc_fds(struct proc_row *r, const char *pid, int dev)
+/* -1 when the fd directory could not be read (not ours: ptrace rights). */
+static int proc_fds(struct proc_row *r, const char *pid, int dev)
 {
 	char dir[64], path[320], link[256], text[1024];
 	struct dirent *e;
@@ -133,7 +147,9 @@ static void proc_fds(struct proc_row *r, const char *pid, int dev)
 
 	snprintf(dir, sizeof(dir), "/proc/%s/fd", pid);
 	d = opendir(dir);
-	while (d && (e = readdir(d))) {
+	if (!d)
+		return errno == ENOENT ? 0 : -1;	/* ENOENT: it exited */
+	while ((e = readdir(d))) {
 		ssize_t n;
 
 		if (e->d_name[0] == '.')
@@ -175,8 +191,8 @@ static void proc_fds(struct proc_row *r, const char *pid, int dev)
 	}
 	if (pidfd >= 0)
 		close(pidfd);
-	if (d)
-		closedir(d);
+	closedir(d);
+	return 0;
 }
 
 /* The buffer of inode ino some process has a gpubuf fd of, or NULL. */
@@ -196,15 +212,17 @@ static const struct proc_buf *proc_known(const struct proc_row *all,
  * "gpubuf" ("/dmabuf:gpubuf"), which finds a buffer kept by a mapping
  * alone (its size then the mapping's).
  */
-static void proc_maps(struct proc_row *r, const char *pid,
-		      const struct proc_row *all)
+static int proc_maps(struct proc_row *r, const char *pid,
+		     const struct proc_row *all)
 {
 	char path[64], line[512];
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%s/maps", pid);
 	f = fopen(path, "re");
-	while (f && fgets(line, sizeof(line), f)) {
+	if (!f)
+		return errno == ENOENT ? 0 : -1;
+	while (fgets(line, sizeof(line), f)) {
 		unsigned long start, end, ino;
 		const struct proc_buf *known;
 		struct proc_buf *b;
@@ -233,8 +251,8 @@ static void proc_maps(struct proc_row *r, const char *pid,
 			b->info = known->info;
 		}
 	}
-	if (f)
-		fclose(f);
+	fclose(f);
+	return 0;
 }
 
 static uint64_t proc_bytes(const struct proc_row *r)
@@ -256,7 +274,7 @@ static struct proc_row *proc_scan(int *unreadable)
 	*unreadable = 0;
 	/* fds first, everywhere: they say which inodes are gpubuf's. */
 	while (d && (e = readdir(d))) {
-		char fddir[64];
+		char comm[64];
 
 		if (e->d_name[0] < '1' || e->d_name[0] > '9' ||
 		    atoi(e->d_name) == getpid())
@@ -265,14 +283,11 @@ static struct proc_row *proc_scan(int *unreadable)
 		if (!r)
 			break;
 		r->pid = atoi(e->d_name);
-		snprintf(fddir, sizeof(fddir), "/proc/%.20s/comm", e->d_name);
-		if (proc_read(fddir, r->comm, sizeof(r->comm)))
+		snprintf(comm, sizeof(comm), "/proc/%.20s/comm", e->d_name);
+		if (proc_read(comm, r->comm, sizeof(r->comm)))
 			snprintf(r->comm, sizeof(r->comm), "?");
 		r->comm[strcspn(r->comm, "\n")] = '\0';
-		snprintf(fddir, sizeof(fddir), "/proc/%.20s/fd", e->d_name);
-		if (access(fddir, R_OK | X_OK))
-			(*unreadable)++;
-		proc_fds(r, e->d_name, dev);
+		r->unreadable = proc_fds(r, e->d_name, dev) < 0;
 		*tail = r;
 		tail = &r->next;
 	}
@@ -284,7 +299,9 @@ static struct proc_row *proc_scan(int *unreadable)
 		char pid[16];
 
 		snprintf(pid, sizeof(pid), "%d", r->pid);
-		proc_maps(r, pid, all);
+		if (proc_maps(r, pid, all) < 0)
+			r->unreadable = 1;
+		*unreadable += r->unreadable;
 	}
 	return all;
 }
@@ -373,6 +390,7 @@ int info_processes(int json)
 			for (int i = 0; i < r->nr; i++)
 				proc_buf_json(&j, &r->buf[i]);
 			json_arr_end(&j);
+			json_bool(&j, "held_complete", !r->cut);
 			json_obj_end(&j);
 		} else {
 			printf("%-8d %-16s %5d %10lld %14lld %8d %14llu %4d %5d\n",
@@ -382,6 +400,8 @@ int info_processes(int json)
 			       r->mappings);
 			for (int i = 0; i < r->nr; i++)
 				proc_buf_text(&r->buf[i]);
+			if (r->cut)
+				printf("  more buffers, not listed: out of memory\n");
 		}
 	}
 	if (json) {
@@ -401,11 +421,14 @@ int info_processes(int json)
 			       (unsigned long long)held,
 			       (unsigned long long)held_bufs);
 		if (unreadable)
-			printf("%d processes not readable by this user (run as root to see them)\n",
+			printf(geteuid() ?
+			       "%d processes not readable by this user (run as root to see them)\n" :
+			       "%d processes whose fds or maps were refused even to root (ptrace rights)\n",
 			       unreadable);
 	}
 	for (r = all; r; r = next) {
 		next = r->next;
+		free(r->buf);
 		free(r);
 	}
 	return 0;

@@ -2,7 +2,7 @@
 /*
  * gpubuf-info --prometheus: the module's counters and limits in
  * Prometheus' text exposition format, for node_exporter's textfile
- * collector (the packages' timer writes them there every minute). Only
+ * collector (the packages' timer writes them there every 30 seconds). Only
  * sysfs is read: no device is opened and no GPU runtime loaded, so it is
  * cheap and runs without the gpubuf group. None of the module's counters
  * is kept per NUMA node, so there is no node label.
@@ -67,6 +67,19 @@ static void prom_label(char *s)
 			*s = '_';
 }
 
+/*
+ * 1 when stdout could not take it all (a full disk under the timer's
+ * redirection): the service's "&& mv" then keeps the previous file.
+ */
+static int prom_flush(void)
+{
+	if (fflush(stdout) || ferror(stdout)) {
+		perror("gpubuf-info: writing the metrics");
+		return 1;
+	}
+	return 0;
+}
+
 int info_prometheus(void)
 {
 	char module[64] = "", lib[32];
@@ -87,7 +100,7 @@ int info_prometheus(void)
 	       "gpubuf_info{library=\"%s\",module=\"%s\"} 1\n", lib, module);
 	if (!loaded) {
 		printf("# gpubuf.ko is not loaded: no module counters.\n");
-		return 0;
+		return prom_flush();
 	}
 	for (size_t i = 0; i < sizeof(prom_metrics) / sizeof(prom_metrics[0]);
 	     i++) {
@@ -99,5 +112,5 @@ int info_prometheus(void)
 		       m->help, m->name, m->type, m->name,
 		       (unsigned long long)v);
 	}
-	return 0;
+	return prom_flush();
 }
