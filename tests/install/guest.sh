@@ -248,14 +248,16 @@ PY
 # for it and not to one that does not. The image is built offline: a
 # tarball holding cdi_check, linked statically against the installed
 # libgpubuf.a. podman keeps its storage under /run; what podman itself
-# makes elsewhere (its cache in /var/lib/containers, the netavark lock in
-# /etc/containers/networks) goes after the test.
+# makes elsewhere (its cache in /var/lib/containers, the netavark and CNI
+# locks in /etc/containers/networks and /etc/cni/net.d) goes after the
+# test.
 cdi_checks() {
 	podman="podman --root /run/gpubuf-podman/root --runroot /run/gpubuf-podman/run --storage-driver vfs"
 	image=localhost/gpubuf-cdi-check
 	# What podman keeps of its own outside /run (its blob cache, the
-	# netavark lock), to remove what this test made of it afterwards.
-	find /etc/containers /var/lib/containers 2>/dev/null | sort >"$state/podman-before.list"
+	# netavark and CNI locks), to remove what this test made of it
+	# afterwards.
+	find /etc/containers /etc/cni /var/lib/containers 2>/dev/null | sort >"$state/podman-before.list"
 	result "/etc/cdi/gpubuf.json is what gpubuf-info --cdi writes" \
 		sh -c 'gpubuf-info --cdi | cmp - /etc/cdi/gpubuf.json'
 	rm -rf /tmp/cdi-root
@@ -274,7 +276,7 @@ cdi_checks() {
 	sed 's/^/#   container: /' "$out/cdi-with.txt" "$out/cdi-without.txt" >>"$out/tap" 2>/dev/null
 	$podman rmi -a -f >/dev/null 2>&1
 	rm -rf /run/gpubuf-podman /tmp/cdi-root
-	find /etc/containers /var/lib/containers 2>/dev/null | sort |
+	find /etc/containers /etc/cni /var/lib/containers 2>/dev/null | sort |
 		comm -13 "$state/podman-before.list" - | sort -r |
 		while IFS= read -r p; do rm -rf "$p"; done
 }
