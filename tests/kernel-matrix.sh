@@ -137,10 +137,14 @@ for suite in "$@"; do
 			touch "$root/.gpubuf-host-dlpack"
 	fi
 	[ -f "$root/.gpubuf-host-dlpack" ] && dlpack_note=" and bookworm's DLPack"
+	# The machine's sysfs, as on the host: the topology tests resolve real
+	# devices there (drm:/dev/null has no device link).
+	mountpoint -q "$root/sys" || mount -t sysfs sysfs "$root/sys"
 	chroot "$root" sh -c "gcc --version | head -n 1 &&
 		make -s --no-print-directory -C /src/libgpubuf check" >"$log.lib.run" 2>&1
 	st=$?
 	cat "$log.lib.run" >>"$log.lib"
+	umount "$root/sys" 2>/dev/null
 	umount "$root/proc" 2>/dev/null
 	emit "$([ $st = 0 ] && echo 1 || echo 0)" \
 		"$suite: libgpubuf host tests with $(head -n 1 "$log.lib.run" | grep -o 'gcc.*' || echo 'the suite compiler')$dlpack_note: $(tail -n 1 "$log.lib.run")" "$log.lib"
