@@ -339,25 +339,6 @@ static int kmsg_warned_since(const char *marker)
 }
 
 /*
- * Pages on the per-CPU free lists, which MemFree leaves out: they also
- * hold 2 MiB pages on recent kernels, and their size follows the load.
- */
-static unsigned long long rsv_pcp_bytes(void)
-{
-	FILE *f = fopen("/proc/zoneinfo", "r");
-	unsigned long long n = 0, v;
-	char line[256];
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, " count: %llu", &v) == 1)
-			n += v;
-	fclose(f);
-	return n * 4096;
-}
-
-/*
  * Free memory with the reserve empty, MemFree and the per-CPU lists; 0
  * when unreadable.
  */
@@ -366,7 +347,7 @@ static unsigned long long rsv_free_without_reserve(void)
 	if (gb_set_param("reserve_bytes", 0) || rsv_wait_zeroed())
 		return 0;
 	gb_write_str("/proc/sys/vm/drop_caches", "3");
-	return gb_meminfo("MemFree") + rsv_pcp_bytes();
+	return gb_free_bytes();
 }
 
 #define RSV_WORKERS	3

@@ -74,11 +74,11 @@ TEST(reserve_set_at_load_goes_back_at_unload)
 	int dev, fd;
 
 	ASSERT_EQ(0, unload());
-	before = gb_meminfo("MemFree");
+	before = gb_free_bytes();
 	ASSERT_EQ(0, gb_load_module("GPUBUF_KO", "reserve_bytes=67108864"));
 	EXPECT_EQ(64 * SZ_1M, gb_param("reserve_bytes"));
 	EXPECT_EQ(64 * SZ_1M, gb_stat("reserve_ready_bytes"));
-	loaded = gb_meminfo("MemFree");
+	loaded = gb_free_bytes();
 	EXPECT_LE(48 * SZ_1M, before - loaded);
 
 	dev = gb_open();
@@ -91,7 +91,7 @@ TEST(reserve_set_at_load_goes_back_at_unload)
 	close(dev);
 
 	ASSERT_EQ(0, unload());
-	after = gb_meminfo("MemFree");
+	after = gb_free_bytes();
 	EXPECT_GE(16 * SZ_1M, before > after ? before - after : 0)
 		TH_LOG("%llu MiB free before load, %llu MiB after unload",
 		       before >> 20, after >> 20);
