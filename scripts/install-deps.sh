@@ -114,7 +114,8 @@ check    pkg vulkan-validationlayers VK_LAYER_KHRONOS_validation for one test
 check    pkg libopenblas0-pthread OpenBLAS: gpubuf-bench vulkan's CPU anchor row
 check    pkg prometheus-node-exporter gpubuf-info --prometheus scraped through its textfile collector
 check    pkg bpftrace         the module's tracepoints read by bpftrace in the guest
-check    cmd qemu-system-x86_64 busybox cpio gzip ldd g++ pkg-config python3 dkms dpkg-deb rdma timeout glslangValidator spirv-val go gofmt
+check    pkg systemd          systemd-analyze security scores the packages' Prometheus unit
+check    cmd qemu-system-x86_64 busybox cpio gzip ldd g++ pkg-config python3 dkms dpkg-deb rdma timeout glslangValidator spirv-val go gofmt systemd-analyze
 # make check-kernels: make check, then debootstrapped suites.
 check-kernels uses check
 check-kernels pkg debootstrap

@@ -232,6 +232,7 @@ peak = int(open("/sys/class/misc/gpubuf/peak_bytes").read())
 assert peak > 0 and float(val["gpubuf_peak_bytes"]) == peak, (peak, lines)
 PY
 	[ -f "$out/scrape.txt" ] && sed 's/^/#   scrape: /' "$out/scrape.txt" >>"$out/tap"
+	prometheus_attack_checks
 	# Without node_exporter's directory the service does nothing.
 	systemctl stop gpubuf-prometheus.timer
 	mv /var/lib/prometheus/node-exporter /var/lib/prometheus/node-exporter.away
@@ -241,6 +242,73 @@ PY
 			[ ! -e /var/lib/prometheus/node-exporter ]'
 	mv /var/lib/prometheus/node-exporter.away /var/lib/prometheus/node-exporter
 	systemctl start gpubuf-prometheus.timer
+}
+
+# Issue 49, item 1: /var/lib/prometheus belongs to prometheus, the account
+# node_exporter runs as, so it can swap node-exporter/ for a directory of
+# its own and plant links there; the unit that wrote through a shell's
+# "> gpubuf.prom.tmp" then wrote root's output wherever they pointed. The
+# victim is one the old unit's sandbox left writable: the kernel's
+# core_pattern (no ProtectKernelTunables). The unit must leave it alone,
+# fail saying why, and write the file again once the directory is root's.
+# A link planted in root's own directory (a stale one) is replaced, never
+# written through.
+prometheus_wait_run() {
+	# The timer's next run after $1 (ExecMainExitTimestampMonotonic).
+	i=0
+	while [ "$(systemctl show -P ExecMainExitTimestampMonotonic gpubuf-prometheus.service)" = "$1" ]; do
+		i=$((i + 1))
+		[ $i -le 60 ] || { echo "the timer did not run in 60 s"; return 1; }
+		sleep 1
+	done
+	journalctl -b --no-pager -u gpubuf-prometheus.service | tail -n 4
+}
+prometheus_swapped() {
+	cat "$out/attack.log"
+	[ "$(stat -c %U "$ne")" = prometheus ] && [ -L "$ne/gpubuf.prom.tmp" ]
+}
+prometheus_refused() {
+	prometheus_wait_run "$1" || return 1
+	[ "$(cat /proc/sys/kernel/core_pattern)" = "$pattern" ] &&
+		[ "$(readlink "$ne/gpubuf.prom.tmp")" = /proc/sys/kernel/core_pattern ] &&
+		[ "$(readlink "$ne/gpubuf.prom")" = /proc/sys/kernel/core_pattern ] &&
+		[ "$(systemctl show -P Result gpubuf-prometheus.service)" = exit-code ] &&
+		journalctl -b --no-pager -u gpubuf-prometheus.service |
+		grep -q "refusing $ne: it belongs to uid"
+}
+prometheus_rewritten() {
+	prometheus_wait_run "$1" || return 1
+	ls -la "$ne"
+	[ "$(systemctl show -P ExecMainStatus gpubuf-prometheus.service)" = 0 ] &&
+		[ ! -L "$ne/gpubuf.prom" ] && [ -f "$ne/gpubuf.prom" ] &&
+		[ "$(stat -c '%U %a' "$ne/gpubuf.prom")" = "root 644" ] &&
+		grep -qx "gpubuf_module_loaded 1" "$ne/gpubuf.prom" &&
+		[ "$(cat "$ne/victim.prom")" = "root-owned, not metrics" ] &&
+		[ "$(readlink "$ne/gpubuf.prom.tmp")" = victim.prom ] &&
+		! ls -A "$ne" | grep -q '^\.gpubuf'
+}
+prometheus_attack_checks() {
+	ne=/var/lib/prometheus/node-exporter
+	pattern=$(cat /proc/sys/kernel/core_pattern)
+	echo "root-owned, not metrics" >"$ne/victim.prom"
+	runuser -u prometheus -- sh -c "mv $ne $ne.real && mkdir $ne &&
+		ln -s /proc/sys/kernel/core_pattern $ne/gpubuf.prom.tmp &&
+		ln -s /proc/sys/kernel/core_pattern $ne/gpubuf.prom" >"$out/attack.log" 2>&1
+	result "prometheus (node_exporter's account) swapped node-exporter/ for its own, with links to core_pattern" \
+		prometheus_swapped
+	t=$(systemctl show -P ExecMainExitTimestampMonotonic gpubuf-prometheus.service)
+	result "the timer's next run refuses the swapped directory: core_pattern unchanged, the links untouched, the unit failed saying why" \
+		prometheus_refused "$t"
+	rm -rf "$ne"
+	mv "$ne.real" "$ne"
+	systemctl reset-failed gpubuf-prometheus.service
+	# Links in root's own directory: the old unit wrote through the .tmp one.
+	ln -s victim.prom "$ne/gpubuf.prom.tmp"
+	ln -sf victim.prom "$ne/gpubuf.prom"
+	t=$(systemctl show -P ExecMainExitTimestampMonotonic gpubuf-prometheus.service)
+	result "with root's directory back, the timer's next run writes gpubuf.prom as a file of its own (root, 0644); links planted there wrote nothing" \
+		prometheus_rewritten "$t"
+	rm -f "$ne/victim.prom" "$ne/gpubuf.prom.tmp"
 }
 
 # CDI: the spec gpubuf-dkms installs in /etc/cdi is the one gpubuf-info

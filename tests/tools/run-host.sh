@@ -721,6 +721,66 @@ PY
 	fi
 fi
 
+# --prometheus=FILE (issue 49, item 1): the file is replaced whole, never
+# through a link, in a directory that only its owner (us or root) may
+# write; the packages' timer runs exactly this as root.
+pd=$tmp/promdir
+mkdir -p "$pd/textfile" && chmod 0755 "$pd/textfile"
+echo "not metrics" >"$pd/victim"
+ln -s ../victim "$pd/textfile/gpubuf.prom"
+run promfile env -u GPUBUF_BACKEND sh -c "umask 077; exec '$info' --prometheus='$pd/textfile/gpubuf.prom'"
+check "--prometheus=FILE replaces a link planted at FILE with a file of its own (0644 whatever the umask); the link's target unchanged; no temporary left" \
+	"$tmp/promfile.err" -- sh -c "[ \$(cat '$tmp/promfile.rc') = 0 ] && [ ! -L '$pd/textfile/gpubuf.prom' ] &&
+	[ \$(stat -c %a '$pd/textfile/gpubuf.prom') = 644 ] &&
+	grep -q '^gpubuf_module_loaded ' '$pd/textfile/gpubuf.prom' &&
+	[ \"\$(cat '$pd/victim')\" = 'not metrics' ] &&
+	[ \$(ls -A '$pd/textfile' | wc -l) = 1 ]"
+cp "$pd/textfile/gpubuf.prom" "$pd/before"
+chmod 0775 "$pd/textfile"
+run promgw "$info" --prometheus="$pd/textfile/gpubuf.prom"
+chmod 0755 "$pd/textfile"
+check "--prometheus=FILE refuses a directory its group may write: exit 1 saying so, FILE as it was" \
+	"$tmp/promgw.err" -- sh -c "[ \$(cat '$tmp/promgw.rc') = 1 ] && grep -q 'refusing .*textfile: mode 0775 lets accounts other than its owner write in it' '$tmp/promgw.err' &&
+	cmp -s '$pd/before' '$pd/textfile/gpubuf.prom' && [ \$(ls -A '$pd/textfile' | wc -l) = 1 ]"
+ln -s textfile "$pd/link"
+run promlink "$info" --prometheus="$pd/link/gpubuf.prom"
+check "--prometheus=FILE refuses a directory reached through a symbolic link: exit 1 naming it" \
+	"$tmp/promlink.err" -- sh -c "[ \$(cat '$tmp/promlink.rc') = 1 ] && grep -q \"component 'link': is a symbolic link or not a directory\" '$tmp/promlink.err'"
+run promnone "$info" --prometheus="$pd/missing/gpubuf.prom"
+run promempty "$info" --prometheus=
+check "--prometheus=FILE in a missing directory exits 1 saying so; --prometheus= with no name is a usage error (2)" \
+	"$tmp/promnone.err" "$tmp/promempty.err" -- sh -c "[ \$(cat '$tmp/promnone.rc') = 1 ] &&
+	grep -q \"component 'missing': No such file or directory\" '$tmp/promnone.err' && [ \$(cat '$tmp/promempty.rc') = 2 ]"
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
+	chown nobody "$pd/textfile"
+	run promowner "$info" --prometheus="$pd/textfile/gpubuf.prom"
+	chown 0 "$pd/textfile"
+	check "--prometheus=FILE as root refuses a directory another account owns (the swap of issue 49): exit 1, FILE as it was" \
+		"$tmp/promowner.err" -- sh -c "[ \$(cat '$tmp/promowner.rc') = 1 ] &&
+		grep -q \"refusing .*textfile: it belongs to uid \$(id -u nobody), neither us (uid 0) nor root\" '$tmp/promowner.err' &&
+		cmp -s '$pd/before' '$pd/textfile/gpubuf.prom'"
+else
+	skip "--prometheus=FILE as root refuses a directory another account owns" \
+		"needs root and a nobody account to own the directory (CI runs as root)"
+fi
+# The unit runs that command itself (no shell, no redirection) with the
+# sandbox closed: systemd's own exposure score, 5.6 before this change.
+unit=$top/systemd/gpubuf-prometheus.service
+if command -v systemd-analyze >/dev/null 2>&1 &&
+	systemd-analyze security --help 2>/dev/null | grep -q -- --offline; then
+	systemd-analyze security --offline=yes --threshold=15 "$unit" \
+		>"$tmp/analyze.out" 2>&1
+	echo $? >"$tmp/analyze.rc"
+	check "gpubuf-prometheus.service: ExecStart is gpubuf-info --prometheus=FILE, no shell; systemd-analyze security exposure at most 1.5" \
+		"$tmp/analyze.out" -- sh -c "[ \$(cat '$tmp/analyze.rc') = 0 ] &&
+		grep -qx 'ExecStart=/usr/bin/gpubuf-info --prometheus=/var/lib/prometheus/node-exporter/gpubuf.prom' '$unit' &&
+		! grep -q '/bin/sh' '$unit' &&
+		grep -Eq 'Overall exposure level for gpubuf-prometheus.service: (0\.[0-9]|1\.[0-5]) ' '$tmp/analyze.out'"
+else
+	skip "gpubuf-prometheus.service: systemd-analyze security exposure at most 1.5" \
+		"no systemd-analyze with --offline (systemd 250 or later)"
+fi
+
 # --topology: the CUDA and HSA stand-ins (their default PCI addresses:
 # 0000:1A:00.0 for cuda:0, 0000:2a:00.0 and 0000:2b:00.0 for hsa:0 and 1)
 # and an RDMA device on a made-up sysfs tree with node 1 without memory.

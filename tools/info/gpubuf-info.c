@@ -66,7 +66,7 @@ struct info {
 static void info_usage(FILE *f)
 {
 	fputs("usage: gpubuf-info [--json] [--map SIZE | --topology | --processes |\n"
-	      "                   --prometheus | --cdi] [-h|--help]\n"
+	      "                   --prometheus[=FILE] | --cdi] [-h|--help]\n"
 	      "  --json     one JSON document on stdout (default: text)\n"
 	      "  --map SIZE allocate a SIZE buffer (64M, 1G, ...) and report how\n"
 	      "             much of its mapping 2 MiB (PMD) entries hold\n"
@@ -76,7 +76,9 @@ static void info_usage(FILE *f)
 	      "             what its /dev/gpubuf files allocated) and the bytes held\n"
 	      "             after release that no process owns\n"
 	      "  --prometheus the module's counters and limits in Prometheus' text\n"
-	      "             format, for node_exporter's textfile collector\n"
+	      "             format, for node_exporter's textfile collector; with\n"
+	      "             =FILE, FILE is replaced whole, never through a symlink,\n"
+	      "             in a directory only its owner (us or root) may write\n"
 	      "  --cdi      a Container Device Interface spec (JSON) giving containers\n"
 	      "             /dev/gpubuf as " GPUBUF_CDI_DEVICE "\n"
 	      "  -h, --help this text\n"
@@ -345,13 +347,14 @@ int main(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "map", required_argument, NULL, 'm' },
 		{ "topology", no_argument, NULL, 't' },
-		{ "prometheus", no_argument, NULL, 'p' },
+		{ "prometheus", optional_argument, NULL, 'p' },
 		{ "processes", no_argument, NULL, 'P' },
 		{ "cdi", no_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t map_size = 0;
+	const char *prom_file = NULL;
 	struct info in;
 	int c, json = 0, topology = 0, prometheus = 0, processes = 0, cdi = 0;
 
@@ -374,6 +377,12 @@ int main(int argc, char **argv)
 			break;
 		case 'p':
 			prometheus = 1;
+			if (optarg && !*optarg) {
+				fprintf(stderr, "ERROR: --prometheus=: an empty file name\n");
+				info_usage(stderr);
+				return 2;
+			}
+			prom_file = optarg;
 			break;
 		case 'P':
 			processes = 1;
@@ -403,7 +412,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (prometheus)
-		return info_prometheus();
+		return info_prometheus(prom_file);
 	if (cdi)
 		return info_cdi();
 	if (processes)

@@ -5,15 +5,20 @@
  * collector (the packages' timer writes them there every 30 seconds). Only
  * sysfs is read: no device is opened and no GPU runtime loaded, so it is
  * cheap and runs without the gpubuf group. None of the module's counters
- * is kept per NUMA node, so there is no node label.
+ * is kept per NUMA node, so there is no node label. With a file name the
+ * text is written there through textfile_replace(): whole or not at all,
+ * and never through a link someone else planted.
  */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <gpubuf.h>
 
 #include "../common/sysinfo.h"
 #include "prometheus.h"
+#include "textfile.h"
 
 struct prom_metric {
 	const char *name;	/* Prometheus name */
@@ -67,20 +72,8 @@ static void prom_label(char *s)
 			*s = '_';
 }
 
-/*
- * 1 when stdout could not take it all (a full disk under the timer's
- * redirection): the service's "&& mv" then keeps the previous file.
- */
-static int prom_flush(void)
-{
-	if (fflush(stdout) || ferror(stdout)) {
-		perror("gpubuf-info: writing the metrics");
-		return 1;
-	}
-	return 0;
-}
-
-int info_prometheus(void)
+/* The metrics text on f; a write error shows in ferror(f). */
+static void prom_print(FILE *f)
 {
 	char module[64] = "", lib[32];
 	uint64_t v;
@@ -92,15 +85,15 @@ int info_prometheus(void)
 	prom_label(module);
 	snprintf(lib, sizeof(lib), "%d.%d.%d", gpubuf_version_major(),
 		 gpubuf_version_minor(), gpubuf_version_patch());
-	printf("# HELP gpubuf_module_loaded Whether gpubuf.ko is loaded; without it there are no other gpubuf metrics.\n"
-	       "# TYPE gpubuf_module_loaded gauge\n"
-	       "gpubuf_module_loaded %d\n", loaded);
-	printf("# HELP gpubuf_info The library's release and the loaded module's.\n"
-	       "# TYPE gpubuf_info gauge\n"
-	       "gpubuf_info{library=\"%s\",module=\"%s\"} 1\n", lib, module);
+	fprintf(f, "# HELP gpubuf_module_loaded Whether gpubuf.ko is loaded; without it there are no other gpubuf metrics.\n"
+		"# TYPE gpubuf_module_loaded gauge\n"
+		"gpubuf_module_loaded %d\n", loaded);
+	fprintf(f, "# HELP gpubuf_info The library's release and the loaded module's.\n"
+		"# TYPE gpubuf_info gauge\n"
+		"gpubuf_info{library=\"%s\",module=\"%s\"} 1\n", lib, module);
 	if (!loaded) {
-		printf("# gpubuf.ko is not loaded: no module counters.\n");
-		return prom_flush();
+		fprintf(f, "# gpubuf.ko is not loaded: no module counters.\n");
+		return;
 	}
 	for (size_t i = 0; i < sizeof(prom_metrics) / sizeof(prom_metrics[0]);
 	     i++) {
@@ -108,9 +101,50 @@ int info_prometheus(void)
 
 		if (sys_read_u64(m->path, &v))
 			continue;	/* a module older than the counter */
-		printf("# HELP %s %s\n# TYPE %s %s\n%s %llu\n", m->name,
-		       m->help, m->name, m->type, m->name,
-		       (unsigned long long)v);
+		fprintf(f, "# HELP %s %s\n# TYPE %s %s\n%s %llu\n", m->name,
+			m->help, m->name, m->type, m->name,
+			(unsigned long long)v);
 	}
-	return prom_flush();
+}
+
+/*
+ * Exit status 1 when the text could not be written whole (a full disk, a
+ * refused directory): a file is then left as it was, stdout's reader
+ * sees the error.
+ */
+int info_prometheus(const char *file)
+{
+	char why[512], *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	int err;
+
+	if (!file) {
+		prom_print(stdout);
+		if (fflush(stdout) || ferror(stdout)) {
+			perror("gpubuf-info: writing the metrics");
+			return 1;
+		}
+		return 0;
+	}
+	f = open_memstream(&text, &len);
+	if (!f) {
+		perror("gpubuf-info: open_memstream");
+		return 1;
+	}
+	prom_print(f);
+	if (ferror(f) | fclose(f)) {
+		fprintf(stderr, "gpubuf-info: formatting the metrics: %s\n",
+			strerror(errno));
+		free(text);
+		return 1;
+	}
+	/* 0644: node_exporter runs as another account and only reads. */
+	err = textfile_replace(file, text, len, 0644, why, sizeof(why));
+	free(text);
+	if (err) {
+		fprintf(stderr, "gpubuf-info: --prometheus=%s: %s\n", file, why);
+		return 1;
+	}
+	return 0;
 }

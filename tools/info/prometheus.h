@@ -3,7 +3,10 @@
 #ifndef GPUBUF_INFO_PROMETHEUS_H
 #define GPUBUF_INFO_PROMETHEUS_H
 
-/* Print the metrics on stdout; the exit status. */
-int info_prometheus(void);
+/*
+ * The metrics on stdout (file NULL) or in file, replaced whole without
+ * following links (textfile.h); the exit status.
+ */
+int info_prometheus(const char *file);
 
 #endif
