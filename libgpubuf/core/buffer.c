@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -122,33 +123,100 @@ static struct gpubuf *gpubuf_new(enum gpubuf_backend backend, int fd,
 
 /* Linux's MAX_NUMNODES on x86-64 (NODES_SHIFT 10). */
 #define GPUBUF_MAX_NODES	1024
+/* Pages asked about per move_pages(2) call. */
+#define GPUBUF_NODE_QUERY	512
 
 /*
- * The node of a memfd mapping, before any page is touched: mbind() on a
+ * A node that the kernel does not have is a bad argument whatever the
+ * flags, as on the module backend. Without /sys/devices/system/node (no
+ * NUMA, or no sysfs in a container) only node 0 is known to exist, and
+ * mbind() decides for the others.
+ */
+static int gpubuf_memfd_node_exists(int node)
+{
+	char path[64];
+
+	if (access("/sys/devices/system/node", F_OK))
+		return 1;
+	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d", node);
+	return !access(path, F_OK);
+}
+
+/*
+ * The policy of a memfd mapping, before any page is touched: mbind() on a
  * shared shmem mapping sets the file's own policy, which every fault then
- * follows. A preference is MPOL_PREFERRED (other nodes when that one is
- * short), a demand MPOL_BIND. A kernel without NUMA has node 0 only.
+ * follows. It is MPOL_PREFERRED for strict requests too: MPOL_BIND on a
+ * full node runs the mempolicy-constrained OOM killer, which may kill an
+ * unrelated process, where a strict request must fail with ENOMEM;
+ * gpubuf_memfd_check_node() checks a strict buffer's pages afterwards.
+ * A preference that cannot be applied (mbind refused by a container's
+ * seccomp profile, a node outside cpuset.mems or without memory) is not
+ * an error: the buffer is allocated all the same and gpubuf_last_error()
+ * says so.
  */
 static int gpubuf_memfd_bind(void *ptr, size_t size,
 			     const struct gpubuf_alloc_opts *o)
 {
 	unsigned long mask[GPUBUF_MAX_NODES / (8 * sizeof(unsigned long))] = { 0 };
 	const size_t bits = 8 * sizeof(unsigned long);
-	int mode;
+	bool strict = o->flags & GPUBUF_ALLOC_NUMA_STRICT;
+	int err;
 
 	if (o->numa_node == GPUBUF_NUMA_ANY)
 		return 0;
-	if (o->numa_node >= GPUBUF_MAX_NODES)
-		return -EINVAL;
 	mask[o->numa_node / bits] = 1UL << (o->numa_node % bits);
-	mode = o->flags & GPUBUF_ALLOC_NUMA_STRICT ? MPOL_BIND : MPOL_PREFERRED;
 	/* maxnode counts one more than the bits the kernel reads. */
-	if (syscall(SYS_mbind, ptr, size, mode, mask, GPUBUF_MAX_NODES + 1,
-		    0UL) == 0)
+	if (syscall(SYS_mbind, ptr, size, MPOL_PREFERRED, mask,
+		    GPUBUF_MAX_NODES + 1, 0UL) == 0)
 		return 0;
-	if (errno == ENOSYS)
-		return o->numa_node == 0 ? 0 : -EINVAL;
-	return -errno;
+	err = errno;
+	if (err == ENOSYS && o->numa_node == 0)
+		return 0;		/* no NUMA: node 0 is all there is */
+	if (strict) {
+		gpubuf_error_set("numa_node %d, strict: mbind: %s",
+				 o->numa_node, strerror(err));
+		return err == ENOSYS ? -EINVAL : -err;
+	}
+	gpubuf_error_set("numa_node %d is a preference the memfd backend could not apply (mbind: %s); the pages are where this thread's memory policy put them",
+			 o->numa_node, strerror(err));
+	return 0;
+}
+
+/*
+ * A strict buffer's pages, faulted in under MPOL_PREFERRED: all on the
+ * node, or -ENOMEM (the node was short and the kernel took others).
+ * move_pages(2) with no target nodes only reports where pages are.
+ */
+static int gpubuf_memfd_check_node(void *ptr, size_t size, size_t page_size,
+				   int node)
+{
+	void *pages[GPUBUF_NODE_QUERY];
+	int status[GPUBUF_NODE_QUERY];
+	size_t total = size / page_size, off = 0, done = 0;
+
+	while (done < total) {
+		size_t n = total - done < GPUBUF_NODE_QUERY ?
+			   total - done : GPUBUF_NODE_QUERY;
+
+		for (size_t i = 0; i < n; i++)
+			pages[i] = (char *)ptr + (done + i) * page_size;
+		if (syscall(SYS_move_pages, 0, (unsigned long)n, pages, NULL,
+			    status, 0)) {
+			int err = errno;
+
+			gpubuf_error_set("numa_node %d, strict: move_pages: %s",
+					 node, strerror(err));
+			return err == ENOSYS ? -EINVAL : -err;
+		}
+		for (size_t i = 0; i < n; i++)
+			off += status[i] != node;
+		done += n;
+	}
+	if (!off)
+		return 0;
+	gpubuf_error_set("numa_node %d, strict: %zu of %zu pages came from other nodes (node %d is short of free memory)",
+			 node, off, total, node);
+	return -ENOMEM;
 }
 
 /*
@@ -157,11 +225,18 @@ static int gpubuf_memfd_bind(void *ptr, size_t size,
  * itself is closed at once because the mapping holds the pages. They are
  * placed by gpubuf_memfd_bind() before mlock faults them in.
  */
-static int gpubuf_alloc_memfd(size_t size, const struct gpubuf_alloc_opts *o,
-			      void **ptrp)
+static int gpubuf_alloc_memfd(size_t size, size_t page_size,
+			      const struct gpubuf_alloc_opts *o, void **ptrp)
 {
 	void *ptr;
 	int fd, err;
+
+	if (o->numa_node != GPUBUF_NUMA_ANY) {
+		gpubuf_error_clear();
+		if (o->numa_node >= GPUBUF_MAX_NODES ||
+		    !gpubuf_memfd_node_exists(o->numa_node))
+			return -EINVAL;
+	}
 
 	/*
 	 * Buffer memory is never executed, so say so: from Linux 6.3 a memfd
@@ -204,6 +279,14 @@ static int gpubuf_alloc_memfd(size_t size, const struct gpubuf_alloc_opts *o,
 		      -ENOMEM : -errno;
 		munmap(ptr, size);
 		return err;
+	}
+	if (o->flags & GPUBUF_ALLOC_NUMA_STRICT) {
+		err = gpubuf_memfd_check_node(ptr, size, page_size,
+					      o->numa_node);
+		if (err) {
+			munmap(ptr, size);
+			return err;
+		}
 	}
 	*ptrp = ptr;
 	return 0;
@@ -277,7 +360,7 @@ GPUBUF_EXPORT int gpubuf_alloc(struct gpubuf_ctx *ctx, size_t size,
 		err = gpubuf_alloc_module(ctx, rounded, &o, &ptr, &fd,
 					  &rounded);
 	else
-		err = gpubuf_alloc_memfd(rounded, &o, &ptr);
+		err = gpubuf_alloc_memfd(rounded, ctx->page_size, &o, &ptr);
 	if (err)
 		return err;
 

@@ -12,11 +12,17 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <stddef.h>
+#include <sys/prctl.h>
 #include <sys/vfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <linux/audit.h>
 #include <linux/dma-heap.h>
+#include <linux/filter.h>
 #include <linux/mempolicy.h>
+#include <linux/seccomp.h>
 
 #if __has_include(<drm/drm.h>)
 #include <drm/drm.h>
@@ -245,6 +251,125 @@ static int memfd_numa_node_is_placed(void)
 	o.numa_node = 4096;
 	T_EQ(gpubuf_alloc(ctx, 4096, &o, &buf), -EINVAL);
 	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+/* Lines of /proc/self/maps: a leaked mapping shows as one more. */
+static int t_maps(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	int c, n = 0;
+
+	if (!f)
+		return -1;
+	while ((c = getc(f)) != EOF)
+		n += c == '\n';
+	fclose(f);
+	return n;
+}
+
+/* Docker's and podman's default seccomp profiles: mbind(2) is EPERM. */
+static int t_refuse_mbind(void)
+{
+	struct sock_filter prog[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mbind, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog fprog = { sizeof(prog) / sizeof(prog[0]), prog };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -errno;
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fprog))
+		return -errno;
+	return 0;
+}
+
+/* The child of memfd_numa_preference_survives_refused_mbind: 0 or a line. */
+static int t_refused_mbind_child(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_alloc_opts o = GPUBUF_ALLOC_OPTS_INIT;
+	struct gpubuf_matrix m;
+	struct gpubuf *buf;
+	unsigned char *p;
+	int maps;
+
+	if (t_refuse_mbind())
+		return __LINE__;
+	if (syscall(SYS_mbind, NULL, 0, MPOL_DEFAULT, NULL, 0, 0) != -1 ||
+	    errno != EPERM)
+		return __LINE__;
+	maps = t_maps();
+	o.numa_node = 0;
+	/* A preference: allocated anyway, and the thread's error says why. */
+	if (gpubuf_alloc(ctx, 1 << 20, &o, &buf))
+		return __LINE__;
+	p = gpubuf_ptr(buf);
+	if (p[0] || p[(1 << 20) - 1])
+		return __LINE__;
+	p[0] = 1;
+	if (!strstr(gpubuf_last_error(), "numa_node 0 is a preference") ||
+	    !strstr(gpubuf_last_error(), strerror(EPERM)))
+		return __LINE__;
+	gpubuf_unref(buf);
+	if (gpubuf_matrix_alloc_opts(ctx, GPUBUF_DTYPE_F32, 64, 64,
+				     GPUBUF_ROW_MAJOR, 0, &o, &m))
+		return __LINE__;
+	gpubuf_matrix_release(&m);
+	/* A requirement cannot be met: EPERM, nothing left mapped. */
+	o.flags = GPUBUF_ALLOC_NUMA_STRICT;
+	if (gpubuf_alloc(ctx, 1 << 20, &o, &buf) != -EPERM)
+		return __LINE__;
+	if (!strstr(gpubuf_last_error(), "strict: mbind"))
+		return __LINE__;
+	if (t_maps() != maps)
+		return __LINE__;
+	/* No node named: no mbind, nothing said. */
+	o.flags = 0;
+	o.numa_node = GPUBUF_NUMA_ANY;
+	if (gpubuf_alloc(ctx, 4096, &o, &buf))
+		return __LINE__;
+	gpubuf_unref(buf);
+	gpubuf_close(ctx);
+	return 0;
+}
+
+/*
+ * Issue 49, item 2: a node preference made every allocation fail where
+ * mbind() is refused (containers' default seccomp profiles, cpusets, nodes
+ * without memory), though only a strict request must.
+ */
+static int memfd_numa_preference_survives_refused_mbind(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	int status, backend = gpubuf_backend(ctx);
+	pid_t pid;
+
+	gpubuf_close(ctx);
+	if (backend != GPUBUF_BACKEND_MEMFD)
+		return t_skip("not the memfd backend");
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return T_FAIL;
+	if (pid == 0) {
+		int line = t_refused_mbind_child();
+
+		if (line)
+			printf("# %s:%d: check failed under the filter (%s)\n",
+			       __FILE__, line, gpubuf_last_error());
+		fflush(stdout);
+		_exit(line ? 1 : 0);
+	}
+	T_EQ(waitpid(pid, &status, 0), pid);
+	T_CHECK(WIFEXITED(status));
+	T_EQ(WEXITSTATUS(status), 0);
 	return T_PASS;
 }
 
@@ -659,6 +784,7 @@ int main(void)
 		T_TEST(alloc_rejects_bad_options),
 		T_TEST(alloc_refuses_absurd_opts_size),
 		T_TEST_ON(T_MEMFD, memfd_numa_node_is_placed),
+		T_TEST_ON(T_MEMFD, memfd_numa_preference_survives_refused_mbind),
 		T_TEST(memfd_backend_seals_noexec),
 		T_TEST(refcount_counts),
 		T_TEST(sync_validates_access),
