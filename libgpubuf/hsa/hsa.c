@@ -330,7 +330,7 @@ int gpubuf_hsa_pci_address(int agent, char *buf, size_t len)
 				    &domain);
 	if (s != HSA_STATUS_SUCCESS)
 		return gpubuf_hsa_fail(hsa, s, "hsa_agent_get_info(DOMAIN)");
-	snprintf(buf, len, "%04x:%02x:%02x.%x", domain & 0xffff,
+	snprintf(buf, len, "%04x:%02x:%02x.%x", domain,
 		 (bdf >> 8) & 0xff, (bdf >> 3) & 0x1f, bdf & 7);
 	return 0;
 }

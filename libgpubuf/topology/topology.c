@@ -208,17 +208,24 @@ static int topo_dir_node(const struct topo *t, const char *rel, int *node)
 	return 0;
 }
 
-/* "dddd:bb:dd.f" or "bb:dd.f", any case, to "dddd:bb:dd.f" lower case. */
+/*
+ * "dddd:bb:dd.f" or "bb:dd.f", any case, to "dddd:bb:dd.f" lower case. The
+ * domain is 4 hex digits, or up to 8 without a leading zero, as Linux
+ * names them ("%04x" of a 32-bit domain: VMD's start at 10000).
+ */
 static int topo_pci_parse(const char *s, char out[GPUBUF_PCI_ADDRESS_LEN])
 {
 	unsigned int dom = 0, bus, dev, fn;
 	int n = 0, len = (int)strlen(s);
+	size_t dom_digits = strcspn(s, ":");
 
 	for (const char *p = s; *p; p++)
 		if (!isxdigit((unsigned char)*p) && *p != ':' && *p != '.')
 			return -EINVAL;
-	if (sscanf(s, "%4x:%2x:%2x.%1x%n", &dom, &bus, &dev, &fn, &n) != 4 ||
-	    n != len) {
+	if (dom_digits > 8 || (dom_digits > 4 && s[0] == '0'))
+		return -EINVAL;
+	if (sscanf(s, "%8x:%2x:%2x.%1x%n", &dom, &bus, &dev, &fn, &n) != 4 ||
+	    n != len || dom_digits < 4) {
 		dom = 0;
 		n = 0;
 		if (sscanf(s, "%2x:%2x.%1x%n", &bus, &dev, &fn, &n) != 3 ||

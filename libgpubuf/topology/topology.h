@@ -11,8 +11,11 @@
 
 #include <stddef.h>
 
-/* "dddd:bb:dd.f" and its NUL. */
-#define GPUBUF_PCI_ADDRESS_LEN	13
+/*
+ * "dddd:bb:dd.f" and its NUL, with room for the 32-bit domains Linux
+ * names with more than four digits (VMD's "10000:e1:00.0").
+ */
+#define GPUBUF_PCI_ADDRESS_LEN	17
 
 /*
  * The PCI address of a runtime's device, lower case, into buf (at least

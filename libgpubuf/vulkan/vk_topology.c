@@ -27,7 +27,7 @@ int gpubuf_vk_pci_address(int index, char *buf, size_t len)
 				 index, info.name);
 		return -ENOENT;
 	}
-	snprintf(buf, len, "%04x:%02x:%02x.%x", info.pci_domain & 0xffff,
+	snprintf(buf, len, "%04x:%02x:%02x.%x", info.pci_domain,
 		 info.pci_bus, info.pci_device & 0x1f, info.pci_function & 7);
 	return 0;
 }

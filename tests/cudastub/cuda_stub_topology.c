@@ -35,8 +35,10 @@ static int cuda_devices_give_their_nodes(void)
 	/* A bus id sysfs does not have, and a device the driver does not. */
 	T_EQ(gpubuf_device_node("cuda:3", &node), -ENODEV);
 	T_ERR_HAS("no PCI device 0000:99:00.0");
-	T_EQ(gpubuf_device_node("cuda:4", &node), -ENODEV);
-	T_EQ(stub.log_count("cuDeviceGetPCIBusId"), 4);
+	T_EQ(gpubuf_device_node("cuda:4", &node), 0);
+	T_EQ(node, 2);		/* 10000:E1:00.0: VMD's domain, not cut */
+	T_EQ(gpubuf_device_node("cuda:5", &node), -ENODEV);
+	T_EQ(stub.log_count("cuDeviceGetPCIBusId"), 5);
 	t_fake_sysfs_remove(t_root);
 	T_CLEAN();
 	return T_PASS;
@@ -58,8 +60,9 @@ static int pci_bus_id_failure_is_reported(void)
 
 /* name, environment ("K=V K=V") */
 #define T_CASES(X)							\
-	X(cuda_devices_give_their_nodes, "CUSTUB_DEVICES=4 "		\
-	  "CUSTUB_PCI=0000:1A:00.0,0000:1B:00.0,0000:2A:00.0,0000:99:00.0") \
+	X(cuda_devices_give_their_nodes, "CUSTUB_DEVICES=5 "		\
+	  "CUSTUB_PCI=0000:1A:00.0,0000:1B:00.0,0000:2A:00.0,0000:99:00.0,"	\
+	  "10000:E1:00.0")						\
 	X(pci_bus_id_failure_is_reported,				\
 	  "CUSTUB_FAIL=cuDeviceGetPCIBusId:1:CUDA_ERROR_UNKNOWN")
 

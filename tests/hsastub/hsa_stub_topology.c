@@ -29,10 +29,12 @@ static int agents_give_their_nodes(void)
 	T_EQ(node, 2);		/* 2b:00.0 */
 	T_EQ(gpubuf_device_node("hsa:2", &node), 0);
 	T_EQ(node, GPUBUF_NUMA_ANY);	/* 2a:00.0 */
-	T_EQ(gpubuf_device_node("hsa:3", &node), -ENODEV);
-	T_ERR_HAS("no HSA GPU agent 3 (3 present)");
+	T_EQ(gpubuf_device_node("hsa:3", &node), 0);
+	T_EQ(node, 2);		/* 10000:e1:00.0: VMD's domain, not masked */
+	T_EQ(gpubuf_device_node("hsa:4", &node), -ENODEV);
+	T_ERR_HAS("no HSA GPU agent 4 (4 present)");
 	T_STUB();
-	T_EQ(stub.calls("hsa_agent_get_info") >= 6, 1);
+	T_EQ(stub.calls("hsa_agent_get_info") >= 8, 1);
 	t_fake_sysfs_remove(t_root);
 	T_CLEAN();
 	return T_PASS;
@@ -61,7 +63,7 @@ static int agent_info_failure_is_reported(void)
 /* name, environment ("K=V K=V"), where */
 #define T_CASES(X)							\
 	X(agents_give_their_nodes,					\
-	  "HSASTUB_GPUS=3 HSASTUB_PCI=0000:3c:00.0,0000:2b:00.0,0000:2a:00.0", \
+	  "HSASTUB_GPUS=4 HSASTUB_PCI=0000:3c:00.0,0000:2b:00.0,0000:2a:00.0,10000:e1:00.0", \
 	  T_ANY)							\
 	X(agent_info_failure_is_reported,				\
 	  "HSASTUB_FAIL=hsa_agent_get_info:5:HSA_STATUS_ERROR", T_ANY)

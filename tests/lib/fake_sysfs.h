@@ -7,6 +7,7 @@
  *   0000:1a:00.0  1 (so near 2)     0000:1b:00.0  0
  *   0000:2a:00.0  -1 (no affinity)  0000:2b:00.0  2
  *   0000:3c:00.0  3 (so near 0)     0000:3d:00.0  no numa_node file
+ *   10000:e1:00.0 2 (a domain past 0xffff, as behind Intel's VMD)
  * class/infiniband/rxe0 is 0000:1b:00.0's; virt0 has no device link and
  * no port; soft0 has none either, but its port 1 is net0's, on
  * 0000:2b:00.0 (soft-RoCE).
@@ -69,6 +70,7 @@ static int t_fake_sysfs(char *root, size_t len)
 		{ "bus/pci/devices/0000:2b:00.0/numa_node", "2\n" },
 		{ "bus/pci/devices/0000:3c:00.0/numa_node", "3\n" },
 		{ "bus/pci/devices/0000:3d:00.0", NULL },
+		{ "bus/pci/devices/10000:e1:00.0/numa_node", "2\n" },
 		{ "class/infiniband/rxe0", NULL },
 		{ "class/infiniband/virt0", NULL },
 		{ "class/infiniband/soft0/ports/1/gid_attrs/ndevs/0", "net0\n" },

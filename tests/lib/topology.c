@@ -63,6 +63,10 @@ static int pci_functions_give_their_nodes(void)
 	T_EQ(t_node("pci:0000:2b:00.0"), 2);
 	/* Upper case and the short form are the same function. */
 	T_EQ(t_node("pci:1B:00.0"), 0);
+	/* Issue 49, item 6: domains past 0xffff (VMD) were refused. */
+	T_EQ(t_node("pci:10000:e1:00.0"), 2);
+	T_EQ(t_node("pci:10000:E1:00.0"), 2);
+	T_EQ(t_node("pci:0000:e1:00.0"), T_ERR(-ENODEV));
 	T_EQ(t_node("pci:0000:2B:00.0"), 2);
 	t_tree_done();
 	return T_PASS;
@@ -126,7 +130,8 @@ static int malformed_strings_are_einval(void)
 	static const char *const bad[] = {
 		"", "0000:1b:00.0", "gpu:0", "pci:", "pci:zz:00.0",
 		"pci:0000:1b:20.0", "pci:0000:1b:00.8", "pci:00000:1b:00.0",
-		"pci:0000:1b:00.0x", "rdma:", "rdma:../x", "rdma:a/b",
+		"pci:0000:1b:00.0x", "pci:010000:e1:00.0", "pci:123456789:e1:00.0",
+		"pci:000:1b:00.0", "rdma:", "rdma:../x", "rdma:a/b",
 		"cuda:", "cuda:-1", "cuda:1x", "hsa:x", "vulkan:99999999999",
 	};
 	int node = 7;

@@ -51,8 +51,10 @@ int pci_link_of(const char *device, struct pci_link *l)
 	if (err)
 		return err;
 	base = strrchr(l->dir, '/') ? strrchr(l->dir, '/') + 1 : l->dir;
-	if (strlen(base) == 12 && base[4] == ':' && base[7] == ':' &&
-	    base[10] == '.')
+	/* "dddd:bb:dd.f", the domain 4 to 8 digits (VMD's 10000:...). */
+	if (strlen(base) >= 12 && strlen(base) <= 16 &&
+	    base[strlen(base) - 8] == ':' && base[strlen(base) - 5] == ':' &&
+	    base[strlen(base) - 2] == '.')
 		snprintf(l->pci, sizeof(l->pci), "%s", base);
 	if (pci_line(l->dir, "local_cpulist", l->cpus, sizeof(l->cpus)))
 		l->cpus[0] = '\0';

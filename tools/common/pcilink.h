@@ -9,7 +9,7 @@
 
 struct pci_link {
 	char dir[4096];		/* the device's sysfs directory */
-	char pci[16];		/* "dddd:bb:dd.f", "" when not a PCI function */
+	char pci[20];		/* "dddd:bb:dd.f" (domains to 8 digits), "" when not a PCI function */
 	char cpus[128];		/* local_cpulist, "" unknown */
 	double gts;		/* current_link_speed, 0 unknown */
 	int width;		/* current_link_width, 0 unknown */

@@ -29,7 +29,7 @@
 struct topo_dev {
 	char device[96];	/* gpubuf_device_node()'s name for it */
 	char name[128];		/* what its runtime or driver calls it */
-	char pci[16];		/* "" when it has no PCI function */
+	char pci[20];		/* "" when it has no PCI function */
 	int node_err;		/* gpubuf_device_node()'s error, 0 */
 	int node;		/* GPUBUF_NUMA_ANY: no affinity */
 	char cpus[128];		/* local_cpulist, "" unknown */

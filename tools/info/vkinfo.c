@@ -56,7 +56,7 @@ void vk_list(struct vk_listing *l)
 		l->dev[i].features = vi.features;
 		if (vi.pci_valid)
 			snprintf(l->dev[i].pci, sizeof(l->dev[i].pci),
-				 "%04x:%02x:%02x.%x", vi.pci_domain & 0xffff,
+				 "%04x:%02x:%02x.%x", vi.pci_domain,
 				 vi.pci_bus, vi.pci_device & 0x1f,
 				 vi.pci_function & 7);
 		l->nr++;

@@ -17,7 +17,7 @@ struct vk_listing {
 		uint32_t type;		/* VkPhysicalDeviceType */
 		uint32_t api;		/* VK_MAKE_API_VERSION */
 		uint32_t features;	/* GPUBUF_VK_FEATURE_* */
-		char pci[16];		/* "" without VK_EXT_pci_bus_info */
+		char pci[20];		/* "" without VK_EXT_pci_bus_info */
 	} dev[VK_LIST_MAX];
 };
 
