@@ -289,6 +289,28 @@ static bool gpubuf_policy_is_local(void)
 }
 
 /*
+ * The node whose reserve and fresh pages a buffer wants: @nid itself when
+ * it has memory, else the allowed node with memory nearest it, as the
+ * buddy allocator's zonelist would order them (a task on a CPU-only node,
+ * or a non-strict request for one). Ties go to the lower node number.
+ */
+static int gpubuf_want_node(int nid, const nodemask_t *allowed)
+{
+	int i, best = NUMA_NO_NODE;
+
+	if (node_state(nid, N_MEMORY))
+		return nid;
+	for_each_node_state(i, N_MEMORY) {
+		if (!node_isset(i, *allowed))
+			continue;
+		if (best == NUMA_NO_NODE ||
+		    node_distance(nid, i) < node_distance(nid, best))
+			best = i;
+	}
+	return best == NUMA_NO_NODE ? nid : best;
+}
+
+/*
  * A 2 MiB chunk when the reserve may serve: the wanted node's reserve,
  * then a fresh page of that node, then (unless strict) another allowed
  * node's reserve. NULL: the caller goes on as without a reserve.
@@ -369,8 +391,9 @@ static int gpubuf_fill_pages(struct gpubuf_buffer *buf)
 	 */
 	f.from_reserve = gpubuf_reserve_serves_current() &&
 			 (f.nid != NUMA_NO_NODE || gpubuf_policy_is_local());
-	f.want = f.nid == NUMA_NO_NODE ? numa_node_id() : f.nid;
 	f.allowed = cpuset_current_mems_allowed;
+	f.want = gpubuf_want_node(f.nid == NUMA_NO_NODE ? numa_node_id() :
+				  f.nid, &f.allowed);
 	while (done < buf->nr_pages) {
 		struct page *page;
 		unsigned long i, n;

@@ -88,6 +88,9 @@ static struct {
 	unsigned long fill_requested;	/* resizes asked for */
 	unsigned long fill_done;	/* the last one the fill worker served */
 	bool filling;			/* the fill worker is allocating */
+	/* The fill worker's task while it allocates: its own reclaim. */
+	struct task_struct *fill_task;
+	bool fill_squeezed;		/* others' reclaim took chunks meanwhile */
 	u64 shrunk_bytes;
 	bool live;			/* between init and exit */
 } gpubuf_rsv = {
@@ -250,12 +253,34 @@ static struct page *gpubuf_rsv_take_locked(int nid, bool *dirty)
 	return head;
 }
 
+/*
+ * Of the allowed nodes other than @nid whose lists hold a chunk, the one
+ * nearest @nid (ties: the lower number), as the buddy allocator would fall
+ * back; NUMA_NO_NODE if none does. Under gpubuf_rsv.lock.
+ */
+static int gpubuf_rsv_nearest_locked(int nid, const nodemask_t *allowed)
+{
+	int i, best = NUMA_NO_NODE;
+
+	for_each_node_mask(i, *allowed) {
+		struct gpubuf_reserve_node *n = &gpubuf_rsv.nodes[i];
+
+		if (i == nid || (!n->ready.nr && !n->dirty.nr))
+			continue;
+		if (best == NUMA_NO_NODE ||
+		    node_distance(nid, i) < node_distance(nid, best))
+			best = i;
+	}
+	return best;
+}
+
 /**
  * gpubuf_reserve_take() - lend a zeroed 2 MiB chunk to a buffer
  * @nid:      the node wanted
  * @allowed:  the nodes the caller may allocate on (its cpuset's)
- * @only_nid: @nid's lists only; else those of the other allowed nodes
- *            (without @nid's, which the caller asked first)
+ * @only_nid: @nid's lists only; else those of the nearest other allowed
+ *            node that has a chunk (without @nid's, which the caller asked
+ *            first)
  *
  * A zeroed chunk comes first, then one still waiting for the worker, which
  * is zeroed here (as the buddy allocator would zero a fresh page). When
@@ -274,19 +299,22 @@ struct page *gpubuf_reserve_take(int nid, const nodemask_t *allowed,
 
 	for (;;) {
 		unsigned long zeroing = 0, zeroed;
-		int i;
+		int i, from;
 
 		head = NULL;
 		spin_lock(&gpubuf_rsv.lock);
+		if (only_nid)
+			from = node_isset(nid, *allowed) ? nid : NUMA_NO_NODE;
+		else
+			from = gpubuf_rsv_nearest_locked(nid, allowed);
+		if (from != NUMA_NO_NODE)
+			head = gpubuf_rsv_take_locked(from, &dirty);
 		for_each_node_mask(i, *allowed) {
 			bool own = i == nid;
 
-			if (own != only_nid)
-				continue;
-			if (!head)
-				head = gpubuf_rsv_take_locked(i, &dirty);
 			/* Only a chunk that would do is worth waiting for. */
-			zeroing += gpubuf_rsv.nodes[i].nr_zeroing;
+			if (own == only_nid)
+				zeroing += gpubuf_rsv.nodes[i].nr_zeroing;
 		}
 		if (head)
 			gpubuf_rsv.nr_used++;
@@ -424,11 +452,12 @@ static unsigned long gpubuf_reserve_count(struct shrinker *s,
 	struct gpubuf_reserve_node *rn = &gpubuf_rsv.nodes[sc->nid];
 
 	/*
-	 * While the reserve fills, the reclaim its own allocations start (and
-	 * any other) would free what it just took: nothing to give then.
-	 * A racy read is what shrinkers expect: the scan rechecks.
+	 * The reclaim the fill's own allocations start would free what it
+	 * just took: nothing to give it. Anyone else's reclaim (kswapd, a
+	 * task short of memory) may take chunks during a fill, which then
+	 * stops. A racy read is what shrinkers expect: the scan rechecks.
 	 */
-	if (READ_ONCE(gpubuf_rsv.filling))
+	if (READ_ONCE(gpubuf_rsv.fill_task) == current)
 		return 0;
 	return READ_ONCE(rn->ready.nr) + READ_ONCE(rn->dirty.nr);
 }
@@ -440,8 +469,10 @@ static unsigned long gpubuf_reserve_scan(struct shrinker *s,
 	unsigned long n;
 
 	spin_lock(&gpubuf_rsv.lock);
-	n = gpubuf_rsv.filling ? 0 :
+	n = gpubuf_rsv.fill_task == current ? 0 :
 	    gpubuf_rsv_detach(sc->nid, sc->nr_to_scan, &out);
+	if (n && gpubuf_rsv.filling)
+		WRITE_ONCE(gpubuf_rsv.fill_squeezed, true);
 	gpubuf_rsv.shrunk_bytes += (u64)n * GPUBUF_HUGE_BYTES;
 	spin_unlock(&gpubuf_rsv.lock);
 	gpubuf_rsv_free_list(&out);
@@ -455,14 +486,16 @@ static unsigned long gpubuf_reserve_scan(struct shrinker *s,
 /*
  * Grow to the target from the buddy allocator, the nodes with memory in
  * turn; a node that cannot give a chunk is not asked again this time.
- * Stops at unload.
+ * Stops at unload, and once reclaim has taken chunks back meanwhile: the
+ * memory is wanted elsewhere, and growing would only feed the shrinker.
  */
 static void gpubuf_reserve_fill(void)
 {
 	nodemask_t nodes = node_states[N_MEMORY];
 	int nid = first_node(nodes);
 
-	while (nid < MAX_NUMNODES && READ_ONCE(gpubuf_rsv.live)) {
+	while (nid < MAX_NUMNODES && READ_ONCE(gpubuf_rsv.live) &&
+	       !READ_ONCE(gpubuf_rsv.fill_squeezed)) {
 		struct page *head;
 		bool full;
 
@@ -498,9 +531,9 @@ static void gpubuf_reserve_fill(void)
 }
 
 /*
- * The fill runs here, not in the writer of reserve_bytes: that writer
- * holds the module-parameter lock, and a fatal signal to it should end
- * its wait, not the fill. While it runs the shrinker gives nothing back.
+ * The fill runs here, not in the writer of reserve_bytes: a fatal signal
+ * to the writer should end its wait, not the fill. Only the reclaim that
+ * this worker's own allocations start gets nothing from the shrinker.
  */
 static void gpubuf_reserve_fill_fn(struct work_struct *work)
 {
@@ -509,11 +542,14 @@ static void gpubuf_reserve_fill_fn(struct work_struct *work)
 	spin_lock(&gpubuf_rsv.lock);
 	seq = gpubuf_rsv.fill_requested;
 	WRITE_ONCE(gpubuf_rsv.filling, true);
+	WRITE_ONCE(gpubuf_rsv.fill_squeezed, false);
+	WRITE_ONCE(gpubuf_rsv.fill_task, current);
 	spin_unlock(&gpubuf_rsv.lock);
 
 	gpubuf_reserve_fill();
 
 	spin_lock(&gpubuf_rsv.lock);
+	WRITE_ONCE(gpubuf_rsv.fill_task, NULL);
 	WRITE_ONCE(gpubuf_rsv.filling, false);
 	WRITE_ONCE(gpubuf_rsv.fill_done, seq);
 	spin_unlock(&gpubuf_rsv.lock);
@@ -579,12 +615,21 @@ static int gpubuf_reserve_set(const char *val, const struct kernel_param *kp)
 	if (ret)
 		return ret;
 	bytes = gpubuf_reserve_value(bytes);
+	/*
+	 * A fill can take seconds, and every read of this module's
+	 * parameters (gpubuf-info, the Prometheus timer) takes the
+	 * parameter lock our caller holds: wait without it. Our own mutex
+	 * keeps writers in order, and is never held with the parameter
+	 * lock, so the two cannot deadlock.
+	 */
+	kernel_param_unlock(THIS_MODULE);
 	mutex_lock(&gpubuf_reserve_resize_lock);
 	WRITE_ONCE(gpubuf_reserve_param, bytes);
 	/* At load, gpubuf_reserve_init() fills it once the rest is set up. */
 	if (gpubuf_rsv.live)
 		gpubuf_reserve_resize(bytes);
 	mutex_unlock(&gpubuf_reserve_resize_lock);
+	kernel_param_lock(THIS_MODULE);
 	return 0;
 }
 

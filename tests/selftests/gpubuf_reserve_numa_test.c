@@ -7,8 +7,10 @@
  * node's reserve, --membind and --interleave are the buddy allocator's to
  * follow; a cpuset's memory nodes bound which reserve lists may serve; a
  * buffer for a node without NUMA_STRICT takes that node's reserve, then
- * that node's free 2 MiB pages, before another node's reserve. Where each
- * page landed is read back with move_pages(2).
+ * that node's free 2 MiB pages, before another node's reserve; a task on
+ * a node without memory (the third node of GPUBUF_VM_NUMA_DEVICES=1) takes
+ * the nearest node's. Where each page landed is read back with
+ * move_pages(2).
  */
 #include <sched.h>
 #include <sys/stat.h>
@@ -208,6 +210,48 @@ TEST_F(numa, node_without_strict_prefers_its_own_memory)
 	EXPECT_EQ(0, count[0]);
 	EXPECT_EQ(8 * SZ_1M / SZ_4K, count[1]);
 	EXPECT_EQ(0, rsv);
+}
+
+/*
+ * Issue 49, item 3: a task on node 2's CPU (a node with no memory, nearer
+ * node 1 (15) than node 0 (25) in the guest of GPUBUF_VM_NUMA_DEVICES=1)
+ * wanted node 2's reserve, found none, and took node 0's in node-number
+ * order. It must get the nearest node with memory, as the buddy
+ * allocator's zonelist gives: node 1's reserve.
+ */
+TEST_F(numa, cpu_only_node_takes_the_nearest_reserve)
+{
+	unsigned long count[2];
+	unsigned long long rsv;
+	char mem[32] = "";
+	cpu_set_t cpus;
+	FILE *f;
+
+	f = fopen("/sys/devices/system/node/has_memory", "r");
+	if (f) {
+		if (!fgets(mem, sizeof(mem), f))
+			mem[0] = '\0';
+		fclose(f);
+	}
+	if (access("/sys/devices/system/node/node2/cpu2", F_OK) ||
+	    strcmp(mem, "0-1\n"))
+		SKIP(return, "needs node 2 with CPU 2 and no memory (GPUBUF_VM_NUMA_DEVICES=1); has_memory: %s",
+		     mem);
+	CPU_ZERO(&cpus);
+	CPU_SET(2, &cpus);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpus), &cpus));
+	ASSERT_EQ(0, alloc_and_place(self->dev, 8 * SZ_1M, GPUBUF_NUMA_ANY, 0,
+				     count, &rsv));
+	TH_LOG("from CPU 2: %lu pages on node 0, %lu on node 1", count[0],
+	       count[1]);
+	EXPECT_EQ(8 * SZ_1M, rsv);
+	EXPECT_EQ(0, count[0]);
+	EXPECT_EQ(8 * SZ_1M / SZ_4K, count[1]);
+	/* A request for node 2 without NUMA_STRICT: node 1's, too. */
+	ASSERT_EQ(0, alloc_and_place(self->dev, 8 * SZ_1M, 2, 0, count, &rsv));
+	EXPECT_EQ(8 * SZ_1M, rsv);
+	EXPECT_EQ(0, count[0]);
+	EXPECT_EQ(8 * SZ_1M / SZ_4K, count[1]);
 }
 
 TEST_HARNESS_MAIN

@@ -4,12 +4,15 @@
  * reserve_bytes). It fills to its target, lends its pages to buffers and
  * takes them back zeroed again in the background, never hands out a page
  * with an earlier buffer's data, shrinks by the knob and under memory
- * pressure, and serves only callers whose memory cgroups set no limit, so
- * no limit is bypassed. Its measurements (fragmented memory, allocation
+ * pressure (during a fill too, while parameter reads never wait for
+ * one), and serves only callers whose memory cgroups set no limit, so no
+ * limit is bypassed. Its measurements (fragmented memory, allocation
  * cost, what zeroing in the background costs others) are in
  * gpubuf_reserve_measure.c.
  */
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <sys/klog.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -532,6 +535,108 @@ TEST_F(reserve, memory_pressure_shrinks_it)
 	EXPECT_EQ(64 * SZ_1M, gb_param("reserve_bytes"));
 	ASSERT_EQ(0, gb_set_param("reserve_bytes", 64 * SZ_1M));
 	EXPECT_EQ(64 * SZ_1M, gb_stat("reserve_ready_bytes"));
+}
+
+/*
+ * Issue 49, item 4: a write of reserve_bytes returns when its fill is
+ * done, and the fill of a large reserve under TCG takes seconds. The
+ * writer held the module's parameter lock meanwhile, so every parameter
+ * read (gpubuf-info, the Prometheus timer) waited for the whole fill, and
+ * the shrinker gave nothing back for as long. A writer thread starts a
+ * fill of half of RAM; once chunks show up, the test reads a parameter
+ * (or drops caches) and looks whether the writer is still waiting. That
+ * the read came back while it was is the proof; if the fill happened to
+ * end during the read, nothing is proved and it tries again.
+ */
+struct fill_writer {
+	pthread_t thread;
+	unsigned long long bytes;
+	atomic_int done;
+	int ret;
+};
+
+static void *fill_writer_fn(void *arg)
+{
+	struct fill_writer *w = arg;
+
+	w->ret = gb_set_param("reserve_bytes", w->bytes);
+	atomic_store(&w->done, 1);
+	return NULL;
+}
+
+/* From an empty reserve, a fill of half of RAM under way; 0 or -errno. */
+static int fill_start(struct fill_writer *w)
+{
+	int i;
+
+	if (gb_set_param("reserve_bytes", 0) || rsv_wait_zeroed())
+		return -EIO;
+	w->bytes = gb_mem_total() / 2;
+	atomic_store(&w->done, 0);
+	if (pthread_create(&w->thread, NULL, fill_writer_fn, w))
+		return -EAGAIN;
+	for (i = 0; i < 100000 && !atomic_load(&w->done); i++)
+		if (gb_stat("reserve_ready_bytes") >= 4 * SZ_2M)
+			return 0;
+	return 0;
+}
+
+static int fill_end(struct fill_writer *w)
+{
+	pthread_join(w->thread, NULL);
+	return w->ret;
+}
+
+TEST_F_TIMEOUT(reserve, parameter_reads_do_not_wait_for_a_fill, 600)
+{
+	int tries, proved = 0;
+
+	for (tries = 0; tries < 3 && !proved; tries++) {
+		struct fill_writer w;
+		unsigned long long max;
+		int during;
+
+		ASSERT_EQ(0, fill_start(&w));
+		during = !atomic_load(&w.done);
+		max = gb_param("max_buffer_bytes");
+		proved = during && !atomic_load(&w.done);
+		EXPECT_LT(0, max);
+		ASSERT_EQ(0, fill_end(&w));
+		TH_LOG("try %d: fill under way before the read: %d, still after it: %d",
+		       tries, during, proved);
+	}
+	EXPECT_TRUE(proved)
+		TH_LOG("every read of max_buffer_bytes returned only with the reserve_bytes write");
+}
+
+TEST_F_TIMEOUT(reserve, reclaim_takes_chunks_during_a_fill, 600)
+{
+	int tries, proved = 0;
+
+	for (tries = 0; tries < 3 && !proved; tries++) {
+		struct fill_writer w;
+		unsigned long long shrunk = gb_stat("reserve_shrunk_bytes");
+		unsigned long long owned;
+		int during;
+
+		ASSERT_EQ(0, fill_start(&w));
+		during = !atomic_load(&w.done);
+		ASSERT_EQ(0, gb_write_str("/proc/sys/vm/drop_caches", "2"));
+		proved = during && !atomic_load(&w.done);
+		if (proved)
+			EXPECT_LT(0, gb_stat("reserve_shrunk_bytes") - shrunk);
+		ASSERT_EQ(0, fill_end(&w));
+		/* Squeezed, the fill stopped short of its target. */
+		owned = gb_stat("reserve_ready_bytes") +
+			gb_stat("reserve_zeroing_bytes") +
+			gb_stat("reserve_used_bytes");
+		if (proved)
+			EXPECT_GT(gb_param("reserve_bytes"), owned);
+		TH_LOG("try %d: fill under way during drop_caches: %d; %llu MiB given back, %llu of %llu MiB owned after",
+		       tries, proved, (gb_stat("reserve_shrunk_bytes") - shrunk) >> 20,
+		       owned >> 20, gb_param("reserve_bytes") >> 20);
+	}
+	EXPECT_TRUE(proved);
 }
 
 /*
