@@ -327,7 +327,13 @@ static int oom_kills_logged(void)
  * node 1 must then fail with ENOMEM, kill nothing and leave no mapping,
  * and succeed on node 1 once the pages are given back.
  */
-TEST_TIMEOUT(memfd_strict_on_a_full_node_is_enomem_without_oom, 300)
+FIXTURE(full_node) {
+	int unused;
+};
+FIXTURE_SETUP(full_node) {}
+FIXTURE_TEARDOWN(full_node) {}
+
+TEST_F_TIMEOUT(full_node, memfd_strict_on_a_full_node_is_enomem_without_oom, 300)
 {
 	struct gpubuf_alloc_opts o = GPUBUF_ALLOC_OPTS_INIT;
 	unsigned long node1 = 1UL << 1;
