@@ -9,8 +9,10 @@
  * 2nd, ... allocation, mapping, descriptor, ioctl or dlopen
  * (tests/libfault: link-time --wrap) until the call completes without
  * reaching the fault. After each failure the call returned a negative
- * errno (or coped and succeeded), no descriptor is left open, and the
- * same call on the same state succeeds: nothing was left half done.
+ * errno (or coped and succeeded), no descriptor and no buffer mapping is
+ * left, and the same call on the same state succeeds: nothing was left
+ * half done. Node-placed allocations (mbind, move_pages, mlock) and the
+ * topology calls on a made-up sysfs tree are among the calls.
  * LeakSanitizer checks at exit that nothing leaked (on the host, where
  * the program is built with the sanitizers; the guest's build is plain).
  */
@@ -26,6 +28,7 @@
 
 #include "tap.h"
 #include "drm_test.h"
+#include "fake_sysfs.h"
 #include "../libfault/fail_nth.h"
 
 struct state {
@@ -43,6 +46,9 @@ struct state {
 	int fd;				/* a dma-buf to import, or -1 */
 	int card;			/* a vgem DRM file, or -1 */
 	uint32_t handle;
+	struct gpubuf_alloc_opts opts;
+	int node;
+	char sysfs[256];		/* a made-up sysfs tree, or "" */
 };
 
 enum need { ANY, VULKAN, MODULE, VGEM, NR_NEEDS };
@@ -111,6 +117,43 @@ static int set_pool(struct state *s)
 	return err ? err : gpubuf_pool_create(s->ctx, NULL, &s->pool);
 }
 
+/* Allocation options naming node 0, preferred or required. */
+static int set_ctx_node(struct state *s)
+{
+	struct gpubuf_alloc_opts o = GPUBUF_ALLOC_OPTS_INIT;
+
+	o.numa_node = 0;
+	s->opts = o;
+	return set_ctx(s);
+}
+
+static int set_ctx_strict(struct state *s)
+{
+	int err = set_ctx_node(s);
+
+	s->opts.flags = GPUBUF_ALLOC_NUMA_STRICT;
+	return err;
+}
+
+static int set_pool_node(struct state *s)
+{
+	int err = set_pool(s);
+
+	s->node = 0;
+	return err;
+}
+
+/* tests/lib/fake_sysfs.h's tree, which the topology calls then read. */
+static int set_sysfs(struct state *s)
+{
+	struct gpubuf_alloc_opts o = GPUBUF_ALLOC_OPTS_INIT;
+
+	s->opts = o;
+	if (t_fake_sysfs(s->sysfs, sizeof(s->sysfs)))
+		return -EIO;
+	return setenv("GPUBUF_SYSFS_ROOT", s->sysfs, 1) ? -errno : 0;
+}
+
 static int set_vk(struct state *s)
 {
 	int err = set_ctx(s);
@@ -172,6 +215,10 @@ static void teardown(struct state *s)
 		close(s->fd);
 	if (s->card >= 0)
 		close(s->card);
+	if (s->sysfs[0]) {
+		unsetenv("GPUBUF_SYSFS_ROOT");
+		t_fake_sysfs_remove(s->sysfs);
+	}
 	memset(s, 0, sizeof(*s));
 	s->fd = s->card = -1;
 }
@@ -196,6 +243,42 @@ static void undo_out(struct state *s)
 {
 	gpubuf_unref(s->out);
 	s->out = NULL;
+}
+
+static int do_alloc_node(struct state *s)
+{
+	return gpubuf_alloc(s->ctx, 1 << 20, &s->opts, &s->out);
+}
+
+static int do_alloc_strict(struct state *s)
+{
+	return gpubuf_alloc(s->ctx, 1 << 20, &s->opts, &s->out);
+}
+
+static int do_matrix_alloc_opts(struct state *s)
+{
+	return gpubuf_matrix_alloc_opts(s->ctx, GPUBUF_DTYPE_F32, 100, 30,
+					GPUBUF_ROW_MAJOR, 0, &s->opts, &s->v);
+}
+
+static int do_pool_get_node(struct state *s)
+{
+	return gpubuf_pool_get_node(s->pool, 100000, s->node, 0, &s->out);
+}
+
+/* 0000:1a:00.0 is on node 1, which has no memory: the nearest is 2. */
+static int do_device_node(struct state *s)
+{
+	int err = gpubuf_device_node("pci:0000:1a:00.0", &s->node);
+
+	return err ? err : s->node == 2 ? 0 : -EPROTO;
+}
+
+static int do_alloc_opts_near(struct state *s)
+{
+	int err = gpubuf_alloc_opts_near(&s->opts, "rdma:soft0");
+
+	return err ? err : s->opts.numa_node == 2 ? 0 : -EPROTO;
 }
 
 static int do_import(struct state *s)
@@ -341,9 +424,12 @@ static void undo_nothing(struct state *s)
 static const struct scenario scenarios[] = {
 	SC(open, NULL, undo_open),
 	SC(alloc, set_ctx, undo_out),
+	SC(alloc_node, set_ctx_node, undo_out),
+	SC(alloc_strict, set_ctx_strict, undo_out),
 	SC_ON(MODULE, import, set_fd, undo_out),
 	SC_ON(VGEM, drm_import, set_vgem, undo_drm_import),
 	SC(matrix_alloc, set_ctx, undo_v),
+	SC(matrix_alloc_opts, set_ctx_strict, undo_v),
 	SC(matrix_view, set_buf, undo_view),
 	SC(matrix_sub, set_matrix, undo_view),
 	SC(csr_alloc, set_ctx, undo_csr),
@@ -353,6 +439,9 @@ static const struct scenario scenarios[] = {
 #endif
 	SC(pool_create, set_ctx, undo_pool),
 	SC(pool_get, set_pool, undo_pool_get),
+	SC(pool_get_node, set_pool_node, undo_pool_get),
+	SC(device_node, set_sysfs, undo_nothing),
+	SC(alloc_opts_near, set_sysfs, undo_nothing),
 	SC_ON(VULKAN, vk_open, set_ctx, undo_vk),
 	SC_ON(VULKAN, vk_import, set_vk_buf, undo_vk_import),
 	SC_ON(VULKAN, vk_gemv, set_vk_operands, undo_nothing),
@@ -430,13 +519,32 @@ static int set_buf_vgem(struct state *s)
 }
 
 /*
+ * Buffer mappings of this process: memfd ones ("/memfd:gpubuf") and
+ * dma-buf ones. A failure that leaves one behind leaks the buffer's pages
+ * though no descriptor stays open.
+ */
+static int t_buffer_maps(void)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, "memfd:gpubuf") || strstr(line, "dmabuf");
+	fclose(f);
+	return n;
+}
+
+/*
  * Fail the call's nth C library call for n = 1, 2, ... until the call no
  * longer reaches it. Prints one TAP line; returns whether it passed.
  */
 static bool run_scenario(int num, const struct scenario *sc)
 {
 	char sites[512] = "";
-	int fds0 = t_open_fds(), errs = 0;
+	int fds0 = t_open_fds(), maps0 = t_buffer_maps(), errs = 0;
 	unsigned int n;
 
 	for (n = 1; n < 10000; n++) {
@@ -461,9 +569,11 @@ static bool run_scenario(int num, const struct scenario *sc)
 			else
 				sc->undo(&s);
 			teardown(&s);
-			if (err || t_open_fds() != fds0) {
-				printf("not ok %d - %s: the call itself (err %d, %d fds, %d before)\n",
-				       num, sc->name, err, t_open_fds(), fds0);
+			if (err || t_open_fds() != fds0 ||
+			    t_buffer_maps() != maps0) {
+				printf("not ok %d - %s: the call itself (err %d, %d fds, %d before, %d buffer mappings, %d before)\n",
+				       num, sc->name, err, t_open_fds(), fds0,
+				       t_buffer_maps(), maps0);
 				return false;
 			}
 			break;
@@ -488,6 +598,11 @@ static bool run_scenario(int num, const struct scenario *sc)
 		if (t_open_fds() != fds0) {
 			printf("# fault %u (%s): %d fds open, %d before\n", n,
 			       hit, t_open_fds(), fds0);
+			errs++;
+		}
+		if (t_buffer_maps() != maps0) {
+			printf("# fault %u (%s): %d buffer mappings, %d before\n",
+			       n, hit, t_buffer_maps(), maps0);
 			errs++;
 		}
 		if (strlen(sites) + strlen(hit) + 16 < sizeof(sites))

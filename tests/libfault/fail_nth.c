@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "fail_nth.h"
 
@@ -57,6 +59,9 @@ FAIL_NTH_REAL(int, ftruncate64, int, off_t);
 FAIL_NTH_REAL(int, open64, const char *, int, ...);
 FAIL_NTH_REAL(FILE *, fopen64, const char *, const char *);
 FAIL_NTH_REAL(void *, dlopen, const char *, int);
+FAIL_NTH_REAL(ssize_t, read, int, void *, size_t);
+FAIL_NTH_REAL(off_t, lseek64, int, off_t, int);
+FAIL_NTH_REAL(long, syscall, long, ...);
 
 #define FAIL_NTH_WRAP(ret, name, params, err, failed, ...)		\
 	ret __wrap_##name params;					\
@@ -86,6 +91,38 @@ FAIL_NTH_WRAP(FILE *, fopen64, (const char *p, const char *m), ENOMEM,
 /* dlerror() has nothing to say about this one: the caller must cope. */
 FAIL_NTH_WRAP(void *, dlopen, (const char *f, int flags), ENOMEM, NULL,
 	      f, flags)
+
+FAIL_NTH_WRAP(ssize_t, read, (int fd, void *b, size_t n), EIO, -1, fd, b, n)
+FAIL_NTH_WRAP(off_t, lseek64, (int fd, off_t o, int whence), EINVAL, -1,
+	      fd, o, whence)
+
+/*
+ * libgpubuf makes some calls as raw system calls (sanitizers turn mlock()
+ * into a no-op; glibc 2.36 has no mbind() or move_pages()): those fail as
+ * the kernel fails them when out of memory or forbidden; any other number
+ * goes through uncounted. Six argument words, as glibc's syscall() reads.
+ */
+long __wrap_syscall(long nr, ...);
+long __wrap_syscall(long nr, ...)
+{
+	long a[6];
+	va_list ap;
+
+	va_start(ap, nr);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if ((nr == SYS_mlock && fail_now("mlock")) ||
+	    (nr == SYS_move_pages && fail_now("move_pages"))) {
+		errno = ENOMEM;
+		return -1;
+	}
+	if (nr == SYS_mbind && fail_now("mbind")) {
+		errno = EPERM;		/* a container's seccomp profile */
+		return -1;
+	}
+	return __real_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
 
 int __wrap_posix_memalign(void **p, size_t align, size_t n);
 int __wrap_posix_memalign(void **p, size_t align, size_t n)
