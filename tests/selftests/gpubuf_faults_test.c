@@ -4,7 +4,8 @@
  * turn, with the kernel's systematic fault injection (fail-nth; the debug
  * kernel of make check-debug has it, Debian's does not and every test here
  * skips there, saying so). For ALLOC at each chunk size, with and without
- * the reserve, on a NUMA node and strict; INFO and VERSION; mmap and the
+ * the reserve, on a NUMA node and strict; open of /dev/gpubuf; INFO and
+ * VERSION; mmap and the
  * first write of a 4 KiB and a 2 MiB mapping; the dma-buf sync; a vgem
  * PRIME import and its GEM close; the release; the reserve_bytes knob; the
  * reserve's shrinker; module load and unload (RDMA registration over rxe:
@@ -142,6 +143,37 @@ static int do_version(void *p)
 static void undo_nothing(void *p)
 {
 	(void)p;
+}
+
+/*
+ * open() of /dev/gpubuf allocates the file's record (f9f12c3: what its
+ * ALLOCs hold, for fdinfo): ENOMEM, and nothing left open, when it fails.
+ */
+static const int open_errnos[] = { ENOMEM, 0 };
+
+static int do_open_dev(void *p)
+{
+	int fd = gb_open();
+
+	if (fd < 0)
+		return fd;
+	*(int *)p = fd;
+	return 0;
+}
+
+static void undo_open_dev(void *p)
+{
+	close(*(int *)p);
+	*(int *)p = -1;
+}
+
+TEST(open_of_the_device)
+{
+	int fd = -1;
+	struct fault_op op = { "open of /dev/gpubuf", do_open_dev,
+			       undo_open_dev, open_errnos, &fd };
+
+	fault_loop(_metadata, &op);
 }
 
 TEST(info_and_version)
