@@ -48,7 +48,7 @@ int gpubuf_vk_check_process(const struct gpubuf_vk *vk)
 	return -ENODEV;
 }
 
-/* -EIO once a submission or wait failed, or a call said the device is lost. */
+/* -EIO once a fence wait failed, or a call said the device is lost. */
 int gpubuf_vk_check_lost(struct gpubuf_vk *vk)
 {
 	if (!atomic_load(&vk->lost))

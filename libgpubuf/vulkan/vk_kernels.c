@@ -259,8 +259,8 @@ static int gpubuf_vk_dispatch(struct gpubuf_vk *vk, enum gpubuf_vk_kernel k,
 	}
 	pthread_mutex_lock(&vk->lock);
 	/*
-	 * After a failed submission or wait, or VK_ERROR_DEVICE_LOST from any
-	 * call, the device is not used again.
+	 * After a failed wait (the submission's state is then unknown), or
+	 * VK_ERROR_DEVICE_LOST from any call, the device is not used again.
 	 */
 	if (gpubuf_vk_check_lost(vk)) {
 		pthread_mutex_unlock(&vk->lock);
@@ -304,8 +304,12 @@ static int gpubuf_vk_dispatch(struct gpubuf_vk *vk, enum gpubuf_vk_kernel k,
 			.commandBufferCount = 1,
 			.pCommandBuffers = &cmd,
 		}, vk->fence);
-		if (r != VK_SUCCESS)
-			atomic_store(&vk->lost, true);
+		/*
+		 * Out of host or device memory leaves the fence and the
+		 * command buffer as they were (the spec's rule for a failed
+		 * vkQueueSubmit): the next call may try again. Only device
+		 * loss, below, retires the device.
+		 */
 	}
 	if (r == VK_SUCCESS) {
 		what = "vkWaitForFences";

@@ -31,7 +31,8 @@ static PFN_vkGetDeviceProcAddr t_real_gdpa;
 static PFN_vkQueueSubmit t_real_submit;
 static PFN_vkGetPhysicalDeviceProperties2 t_real_props2;
 static PFN_vkGetPhysicalDeviceMemoryProperties t_real_mem_props;
-static int t_lose_submits;	/* this many submissions answer DEVICE_LOST */
+static int t_lose_submits;	/* this many submissions fail, with: */
+static VkResult t_submit_error = VK_ERROR_DEVICE_LOST;
 static int t_submits;
 static VkDeviceSize t_max_alloc;	/* maxMemoryAllocationSize to report */
 static uint32_t t_max_invocations;	/* maxComputeWorkGroupInvocations */
@@ -81,7 +82,7 @@ static VKAPI_ATTR VkResult VKAPI_CALL t_submit(VkQueue q, uint32_t n,
 	t_submits++;
 	if (t_lose_submits) {
 		t_lose_submits--;
-		return VK_ERROR_DEVICE_LOST;
+		return t_submit_error;
 	}
 	return t_real_submit(q, n, s, f);
 }
@@ -518,6 +519,49 @@ static int gpu_gemv_kernels_match_reference(void)
 	return T_PASS;
 }
 
+/*
+ * Issue 49, item 6: any failed vkQueueSubmit marked the device lost for
+ * good. Out of host or device memory is not device loss: the spec leaves
+ * the fence and the command buffer untouched by such a failure, so the
+ * call answers ENOMEM and the next one runs.
+ */
+static int out_of_memory_submission_is_not_device_loss(void)
+{
+	static const VkResult oom[] = { VK_ERROR_OUT_OF_HOST_MEMORY,
+					VK_ERROR_OUT_OF_DEVICE_MEMORY };
+	struct gpubuf_ctx *ctx;
+	struct gpubuf_vk_device d;
+	struct gpubuf_vk *vk = NULL;
+	struct t_gemv g;
+	struct t_app a;
+
+	if (t_app_open(&a))
+		return t_skip("no Vulkan 1.2 device with VK_EXT_external_memory_host");
+	ctx = t_open();
+	d = t_desc(&a, GPUBUF_VK_FEATURE_HOST_IMPORT);
+	T_EQ(gpubuf_vk_wrap(&d, &vk), 0);
+	T_EQ(t_gemv_setup(ctx, vk, &g), T_PASS);
+	for (size_t i = 0; i < 2; i++) {
+		t_submits = 0;
+		t_submit_error = oom[i];
+		t_lose_submits = 1;
+		T_EQ(gpubuf_vk_gemv(1, &g.a, &g.x, 0, &g.y), -ENOMEM);
+		T_CHECK(strstr(gpubuf_last_error(), "vkQueueSubmit"));
+		T_CHECK(strstr(gpubuf_last_error(), i ?
+			       "VK_ERROR_OUT_OF_DEVICE_MEMORY" :
+			       "VK_ERROR_OUT_OF_HOST_MEMORY"));
+		/* Asked again, and it computes. */
+		T_EQ(t_gemv_checked(&g), T_PASS);
+		T_EQ(t_submits, 2);
+	}
+	t_submit_error = VK_ERROR_DEVICE_LOST;
+	t_gemv_release(vk, &g);
+	gpubuf_vk_close(vk);
+	t_app_close(&a);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
 static int lost_submission_marks_the_device_lost(void)
 {
 	struct gpubuf_ctx *ctx;
@@ -752,6 +796,7 @@ static const struct t_test tests[] = {
 	T_TEST(imported_buffer_is_not_pooled),
 	T_TEST(wrapped_device_runs_gemv),
 	T_TEST(lost_submission_marks_the_device_lost),
+	T_TEST(out_of_memory_submission_is_not_device_loss),
 	T_TEST(large_calls_go_in_bounded_submissions),
 	T_TEST(gpu_gemv_kernels_match_reference),
 };
