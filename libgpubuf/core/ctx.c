@@ -142,6 +142,16 @@ static void set_eacces_msg(char *msg, size_t len)
 	free(names);
 }
 
+/*
+ * Whether this process runs in a container, by the marks the runtimes
+ * leave: podman's /run/.containerenv, Docker's /.dockerenv.
+ */
+static bool gpubuf_in_container(void)
+{
+	return !access("/run/.containerenv", F_OK) ||
+	       !access("/.dockerenv", F_OK);
+}
+
 static int gpubuf_open_module(struct gpubuf_ctx *ctx, char *msg, size_t len)
 {
 	int err;
@@ -156,14 +166,19 @@ static int gpubuf_open_module(struct gpubuf_ctx *ctx, char *msg, size_t len)
 			err = ENOENT;
 		if (err == EACCES)	/* the one EACCES that is the group's */
 			set_eacces_msg(msg, len);
-		else if (no_node && !access(GPUBUF_SYSFS_DEVICE, F_OK))
+		else if (no_node && !access(GPUBUF_SYSFS_DEVICE, F_OK) &&
+			 gpubuf_in_container())
 			/*
-			 * Loaded, yet no node: a container (or any mount
-			 * namespace) that was not given the device. sysfs
-			 * is the host's there.
+			 * Loaded, yet no node: a container that was not
+			 * given the device. sysfs is the host's there.
 			 */
 			set_msg(msg, len,
 				"open %s: no such device node, but gpubuf.ko is loaded: this container was not given the device (podman run --device " GPUBUF_CDI_DEVICE ")",
+				GPUBUF_DEVICE_PATH);
+		else if (no_node && !access(GPUBUF_SYSFS_DEVICE, F_OK))
+			/* On a host: udev has not made it (yet), or it went. */
+			set_msg(msg, len,
+				"open %s: no such device node, but gpubuf.ko is loaded: udev has not created it (yet: udevadm settle; or a rule removed it), or it was deleted",
 				GPUBUF_DEVICE_PATH);
 		else
 			set_msg(msg, len, "open %s: %s", GPUBUF_DEVICE_PATH,

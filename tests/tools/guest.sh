@@ -58,12 +58,21 @@ run info "$info"
 result $? "gpubuf-info shows backend module, driver ABI, limits and counters" "$tmp/info.out"
 
 # A mount namespace without /dev/gpubuf while the module is loaded, as a
-# container not given the device has: ENOENT, and the library's message
-# names the CDI device to ask for.
-run nodev unshare -m sh -c "mount -t tmpfs none /dev && GPUBUF_BACKEND=module '$info'"
+# container not given the device has (podman's /run/.containerenv in it):
+# ENOENT, and the library's message names the CDI device to ask for.
+run nodev unshare -m sh -c "mount -t tmpfs none /dev && mkdir -p /run && mount -t tmpfs none /run &&
+	touch /run/.containerenv && GPUBUF_BACKEND=module '$info'"
 [ "$(rc nodev)" = 0 ] &&
 	grep -q '^backend  *none: open /dev/gpubuf: no such device node, but gpubuf.ko is loaded: this container was not given the device (podman run --device gpubuf.org/gpubuf=all)$' "$tmp/nodev.out"
-result $? "without /dev/gpubuf in its mount namespace, the module loaded: the message names the CDI device" "$tmp/nodev.out"
+result $? "without /dev/gpubuf in a container's mount namespace, the module loaded: the message names the CDI device" "$tmp/nodev.out"
+# The same on a host (no container's mark): udev has not made the node,
+# which is no matter of containers (issue 49, item 6).
+run nodevhost unshare -m sh -c "mount -t tmpfs none /dev && mkdir -p /run && mount -t tmpfs none /run &&
+	GPUBUF_BACKEND=module '$info'"
+[ "$(rc nodevhost)" = 0 ] &&
+	grep -q '^backend  *none: open /dev/gpubuf: no such device node, but gpubuf.ko is loaded: udev has not created it (yet: udevadm settle; or a rule removed it), or it was deleted$' "$tmp/nodevhost.out" &&
+	! grep -q container "$tmp/nodevhost.out"
+result $? "without /dev/gpubuf on a host, the module loaded: the message says udev has not created it, not that a container was not given it" "$tmp/nodevhost.out"
 
 # A 64 MiB buffer, placed and populated by libgpubuf: all 2 MiB entries.
 run infomap "$info" --map 64M
