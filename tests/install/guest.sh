@@ -254,9 +254,12 @@ PY
 # A link planted in root's own directory (a stale one) is replaced, never
 # written through.
 prometheus_wait_run() {
-	# The timer's next run after $1 (ExecMainExitTimestampMonotonic).
+	# The timer's next run after $1 (ExecMainExitTimestampMonotonic),
+	# finished: a starting run reads 0 there, and activating.
 	i=0
-	while [ "$(systemctl show -P ExecMainExitTimestampMonotonic gpubuf-prometheus.service)" = "$1" ]; do
+	while v=$(systemctl show -P ExecMainExitTimestampMonotonic gpubuf-prometheus.service)
+		[ "$v" = "$1" ] || [ "$v" = 0 ] ||
+		[ "$(systemctl show -P ActiveState gpubuf-prometheus.service)" = activating ]; do
 		i=$((i + 1))
 		[ $i -le 60 ] || { echo "the timer did not run in 60 s"; return 1; }
 		sleep 1
