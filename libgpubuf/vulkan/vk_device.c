@@ -535,6 +535,39 @@ GPUBUF_EXPORT int gpubuf_vk_open(int index, unsigned int flags,
 }
 
 /*
+ * Device index's properties (name, type, PCI address) as gpubuf_vk_info()
+ * would give them, from an instance alone: no logical device, queue or
+ * pipeline is made (vk_topology.c asks this for every "vulkan:N").
+ */
+int gpubuf_vk_phys_info(int index, struct gpubuf_vk_info *info)
+{
+	PFN_vkGetInstanceProcAddr gipa;
+	struct gpubuf_vk *vk;
+	int err;
+
+	if (index < 0) {
+		gpubuf_error_set("no Vulkan device %d", index);
+		return -ENODEV;
+	}
+	err = gpubuf_vk_loader(&gipa);
+	if (err)
+		return err;
+	vk = gpubuf_vk_new();
+	if (!vk)
+		return -ENOMEM;
+	vk->own = true;
+	err = gpubuf_vk_create_instance(vk, gipa, false);
+	if (!err)
+		err = gpubuf_vk_pick(vk, index);
+	if (!err) {
+		gpubuf_vk_read_properties(vk);
+		*info = vk->info;
+	}
+	gpubuf_vk_free(vk);
+	return err;
+}
+
+/*
  * What the library cannot take an application's word for: Vulkan 1.2,
  * a compute queue family, and the entry points of the imports it claims
  * (NULL from vkGetDeviceProcAddr when the extension was not enabled).

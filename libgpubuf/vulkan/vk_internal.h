@@ -186,6 +186,8 @@ int gpubuf_vk_sync_operands(struct gpubuf_vk *vk, const uint64_t *addr,
 
 /* vk_kernels.c: pipelines for vk's device, and their teardown. */
 int gpubuf_vk_kernels_init(struct gpubuf_vk *vk);
+/* Device index's gpubuf_vk_info() without opening it (vk_device.c). */
+int gpubuf_vk_phys_info(int index, struct gpubuf_vk_info *info);
 void gpubuf_vk_kernels_fini(struct gpubuf_vk *vk);
 
 #endif /* GPUBUF_HAVE_VULKAN */

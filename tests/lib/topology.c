@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <linux/mempolicy.h>
@@ -289,7 +290,77 @@ static int vulkan_cpu_device_has_no_affinity(void)
 	return T_PASS;
 }
 
-int main(void)
+/*
+ * In a new process with the Vulkan loader's debug output on stderr (a
+ * file here): how many logical devices the call made, by the loader's
+ * line for each vkCreateDevice. -1 if the process failed.
+ */
+static int t_devices_created(int open_device)
+{
+	char path[] = "/tmp/gpubuf-vkdebug.XXXXXX";
+	char line[512];
+	int fd = mkstemp(path), status, n = 0;
+	pid_t pid;
+	FILE *f;
+
+	if (fd < 0)
+		return -1;
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		/* A fresh process: the loader reads its settings once. */
+		dup2(fd, 2);
+		setenv("VK_LOADER_DEBUG", "all", 1);
+		execl("/proc/self/exe", "topology", "--vulkan-child",
+		      open_device ? "open" : "node", (char *)NULL);
+		_exit(127);
+	}
+	close(fd);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+	    WEXITSTATUS(status)) {
+		unlink(path);
+		return -1;
+	}
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		n += !!strstr(line, "vkCreateDevice");
+	if (f)
+		fclose(f);
+	unlink(path);
+	return n;
+}
+
+/*
+ * Issue 49, item 6: "vulkan:N" opened a whole device, every pipeline
+ * built, only to read its PCI address (gpubuf-info --topology, three
+ * times per device). Its node now comes from the instance alone; the
+ * loader's own account of vkCreateDevice says so, and says that opening
+ * the device does make one (else the count would prove nothing).
+ */
+static int vulkan_node_opens_no_device(void)
+{
+	T_CHECK(t_devices_created(1) >= 1);
+	T_EQ(t_devices_created(0), 0);
+	return T_PASS;
+}
+
+/* The new process of t_devices_created(): one call, its result. */
+static int t_vulkan_child(const char *what)
+{
+	struct gpubuf_vk *vk;
+	int node = -5, err;
+
+	if (!strcmp(what, "open")) {
+		err = gpubuf_vk_open(0, 0, &vk);
+		if (!err)
+			gpubuf_vk_close(vk);
+	} else {
+		err = gpubuf_device_node("vulkan:0", &node);
+	}
+	return err ? 1 : 0;
+}
+
+int main(int argc, char **argv)
 {
 	static const struct t_test tests[] = {
 		T_TEST(pci_functions_give_their_nodes),
@@ -304,7 +375,11 @@ int main(void)
 		T_TEST(matrix_near_a_device_lands_on_its_node),
 		T_TEST(device_sysfs_resolves_links),
 		T_TEST_ON(T_VULKAN, vulkan_cpu_device_has_no_affinity),
+		T_TEST_ON(T_VULKAN, vulkan_node_opens_no_device),
 	};
+
+	if (argc == 3 && !strcmp(argv[1], "--vulkan-child"))
+		return t_vulkan_child(argv[2]);
 
 	return T_RUN(tests);
 }
