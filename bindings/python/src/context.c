@@ -140,7 +140,10 @@ int pgb_near_opts(PyObject *near_obj, struct gpubuf_alloc_opts *opts)
 					"gpubuf: near must be a device string such as 'cuda:0' or None");
 		return -1;
 	}
+	/* sysfs reads, maybe a GPU runtime's start: without the GIL. */
+	Py_BEGIN_ALLOW_THREADS
 	err = gpubuf_alloc_opts_near(opts, device);
+	Py_END_ALLOW_THREADS
 	if (err) {
 		pgb_raise(err, "gpubuf_alloc_opts_near", 1);
 		return -1;

@@ -4,6 +4,9 @@ gpubuf.device_node(), on a made-up sysfs tree (GPUBUF_SYSFS_ROOT, as in
 tests/lib/fake_sysfs.h): node 1 has no memory and is nearest node 2."""
 import errno
 import os
+import subprocess
+import sys
+import textwrap
 
 import pytest
 
@@ -89,6 +92,40 @@ def test_near_argument_errors(sysfs, ctx):
     with pytest.raises(gpubuf.Error) as e:
         gpubuf.empty((2, 2), near="cuda:x")
     assert e.value.errno == errno.EINVAL
+
+
+def test_near_lookup_releases_the_gil(sysfs):
+    """Issue 49, item 6: near= held the GIL through the device lookup
+    (sysfs reads, a GPU runtime's start), so no other thread ran
+    meanwhile. The device's numa_node is a FIFO here: the lookup's read
+    waits for another Python thread to write it, which it can only do if
+    the GIL was released; otherwise the child hangs and is killed."""
+    fifo = sysfs / "bus/pci/devices/0000:3c:00.0/numa_node"
+    fifo.parent.mkdir(parents=True)
+    os.mkfifo(fifo)
+    code = textwrap.dedent("""
+        import threading, sys
+        import gpubuf
+        def write():
+            with open(sys.argv[1], "w") as f:
+                f.write("0\\n")
+        for call in ("buffer", "empty", "pool"):
+            t = threading.Thread(target=write)
+            t.start()
+            ctx = gpubuf.open()
+            if call == "buffer":
+                b = ctx.buffer(4096, near="pci:0000:3c:00.0")
+            elif call == "empty":
+                b = ctx.empty((4, 4), near="pci:0000:3c:00.0")
+            else:
+                b = ctx.pool(near="pci:0000:3c:00.0")
+            t.join()
+            print(call, "ok")
+    """)
+    r = subprocess.run([sys.executable, "-c", code, str(fifo)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["buffer", "ok", "empty", "ok", "pool", "ok"], r.stdout
 
 
 def test_pool_lists_per_node(sysfs, ctx):
