@@ -161,6 +161,10 @@ result $? "cuda and hsa alone are unavailable in the guest (exit 77)" "$tmp/cuda
 # the node it was asked for, through GPUBUF_IOC_INFO on a pidfd_getfd()
 # copy), and the held bytes no one owns.
 hold=$dir/gpubuf-test-hold
+# A buffer kept by a mapping alone is confirmed as gpubuf's through the
+# dma-buf core's debugfs list.
+grep -q ' /sys/kernel/debug ' /proc/mounts ||
+	mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 if [ -x "$hold" ] && [ -e /dev/gpubuf_pinprobe ]; then
 	"$hold" fds >"$tmp/hold1" 2>&1 &
 	h1=$!
@@ -192,6 +196,47 @@ if [ -x "$hold" ] && [ -e /dev/gpubuf_pinprobe ]; then
 else
 	skip "--processes: a buffer held by fd and one by a mapping only, the bytes held after release by a pin" \
 		"no $hold or no /dev/gpubuf_pinprobe"
+fi
+
+# Issue 49, item 6: anyone can name a dma-buf "gpubuf" (DMA_BUF_SET_NAME),
+# and "%255s" stopped at a space: two vgem dma-bufs named "gpubuf" and
+# "gpubuf x", kept by mappings alone, counted as gpubuf's. They are not,
+# with debugfs to ask (no row), nor without it (counted as unconfirmed).
+if [ -x "$hold" ]; then
+	"$hold" foreign >"$tmp/hold3" 2>&1 &
+	h3=$!
+	i=0
+	while [ $i -lt 100 ] && ! grep -q ready "$tmp/hold3" && kill -0 "$h3" 2>/dev/null; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	if grep -q ready "$tmp/hold3"; then
+		run procsf "$info" --processes
+		grep dmabuf "/proc/$h3/maps" >"$tmp/procsf.maps" 2>&1
+		umount -l /sys/kernel/debug 2>/dev/null
+		run procsnd "$info" --processes
+		mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+		kill "$h3" 2>/dev/null
+		wait "$h3" 2>/dev/null
+		[ "$(rc procsf)" = 0 ] && [ "$(rc procsnd)" = 0 ] &&
+			[ "$(grep -c '/dmabuf:gpubuf' "$tmp/procsf.maps")" = 2 ] &&
+			! grep -Eq "^$h3 " "$tmp/procsf.out" &&
+			! grep -q 'mappings named gpubuf' "$tmp/procsf.out" &&
+			! grep -Eq "^$h3 " "$tmp/procsnd.out" &&
+			grep -q '^1 mappings named gpubuf with no gpubuf fd anywhere not counted' "$tmp/procsnd.out"
+		st=$?
+		cat "$tmp/procsf.maps" "$tmp/procsnd.out" >>"$tmp/procsf.out"
+		result $st "--processes: vgem dma-bufs named 'gpubuf' and 'gpubuf x' by their owner are not gpubuf's (debugfs asked; without it, one unconfirmed)" "$tmp/procsf.out"
+	else
+		kill "$h3" 2>/dev/null
+		wait "$h3"
+		st=$?
+		if [ $st = 3 ]; then
+			skip "--processes: dma-bufs named gpubuf by their owner are not gpubuf's" "no vgem card in the guest"
+		else
+			result 1 "--processes: dma-bufs named gpubuf by their owner are not gpubuf's (the holder failed: $st)" "$tmp/hold3"
+		fi
+	fi
 fi
 
 # --prometheus with the module: the values sysfs has, the module's

@@ -283,6 +283,9 @@ result $? "--serve --tcp-timeout 2 with a peer that says nothing fails (1) sayin
 info=/gpubuf/bin/gpubuf-info
 hold=/gpubuf/bin/gpubuf-test-hold
 if [ -x "$dir/mr-hold" ] && [ -x "$info" ] && [ -x "$hold" ]; then
+	# The mapping-only buffer is confirmed through debugfs.
+	grep -q ' /sys/kernel/debug ' /proc/mounts ||
+		mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 	held0=$(cat /sys/class/misc/gpubuf/held_bytes)
 	LD_LIBRARY_PATH="$dir" "$dir/mr-hold" >"$tmp/mrhold.out" 2>&1 &
 	mrpid=$!

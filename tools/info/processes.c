@@ -7,17 +7,23 @@
  * module's totals: live bytes, and bytes a driver still pins after their
  * buffer was released, which no process owns any more.
  *
- * A dma-buf fd is gpubuf's when its fdinfo says exp_name gpubuf. A mapping
- * is matched by the dma-buf's inode to such an fd, anywhere, or by the name
- * the module gives its dma-bufs ("/dmabuf:gpubuf" in maps) when its fd is
- * closed everywhere; a buffer renamed with DMA_BUF_SET_NAME and kept by a
- * mapping alone is not found. Other users' processes need root: those
- * whose fd directory or maps were refused are counted and said.
+ * A dma-buf fd is gpubuf's when its fdinfo says exp_name gpubuf (the
+ * exporter's name, which nobody else can set). A mapping is matched by the
+ * dma-buf's inode to such an fd, anywhere; one whose fd is closed
+ * everywhere only by an inode the dma-buf core's debugfs list
+ * (/sys/kernel/debug/dma_buf/bufinfo, root) gives exp_name gpubuf: the name
+ * in maps ("/dmabuf:gpubuf") is anybody's to set with DMA_BUF_SET_NAME, so
+ * it proves nothing, and such mappings are only counted as unconfirmed
+ * without debugfs. Other users' processes need root: those whose fd
+ * directory or maps were refused are counted and said.
  *
  * A buffer's node and chunks are not in its fdinfo: that file is the
  * dma-buf core's, which gives exporters no say in it. They come from
  * GPUBUF_IOC_INFO on a copy of the process's fd (pidfd_getfd(2), which
- * needs ptrace rights over it: root), closed again at once.
+ * needs ptrace rights over it: root), closed again at once. The process is
+ * pinned by a pidfd before its fds are read, and the fd is looked at
+ * again right before the copy: only a dma-buf of the inode just seen is
+ * taken, and a copy that is anything else is closed unused.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -28,6 +34,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <gpubuf.h>
@@ -42,6 +49,10 @@
 #ifndef SYS_pidfd_getfd
 #define SYS_pidfd_getfd		438
 #endif
+#ifndef DMA_BUF_MAGIC
+#define DMA_BUF_MAGIC		0x444d4142	/* "DMAB" */
+#endif
+#define PROC_BUFINFO	"/sys/kernel/debug/dma_buf/bufinfo"
 
 struct proc_buf {
 	unsigned long ino;
@@ -59,6 +70,7 @@ struct proc_row {
 	int fds, mappings;		/* gpubuf dma-buf fds, mappings */
 	int nr, cap;			/* distinct buffers held, room */
 	int cut;			/* out of memory for the list */
+	int unconfirmed;		/* "gpubuf" mappings debugfs could not confirm */
 	int unreadable;			/* its fds or maps were refused */
 	struct proc_buf *buf;
 	struct proc_row *next;
@@ -118,18 +130,28 @@ static struct proc_buf *proc_hold(struct proc_row *r, unsigned long ino,
  * GPUBUF_IOC_INFO on the buffer behind the process's fd: a copy of the
  * fd through its pidfd, asked through dev (our /dev/gpubuf), closed.
  */
-static void proc_info(struct proc_buf *b, int pidfd, int fd, int dev)
+static void proc_info(struct proc_buf *b, int pidfd, const char *path,
+		      int fd, int dev)
 {
+	struct statfs sfs;
 	struct stat st;
 	int copy;
 
 	if (!b || b->have_info || pidfd < 0 || dev < 0)
 		return;
+	/*
+	 * The process may have closed fd and opened another file there
+	 * since: installing that one here could run its ->flush at our
+	 * close, or move a socket into our cgroup's classes. Look again
+	 * at the last moment; the copy is checked as well.
+	 */
+	if (stat(path, &st) || st.st_ino != b->ino)
+		return;
 	copy = (int)syscall(SYS_pidfd_getfd, pidfd, fd, 0);
 	if (copy < 0)
 		return;
-	/* The process may have closed fd and opened another since. */
-	if (!fstat(copy, &st) && st.st_ino == b->ino) {
+	if (!fstatfs(copy, &sfs) && sfs.f_type == DMA_BUF_MAGIC &&
+	    !fstat(copy, &st) && st.st_ino == b->ino) {
 		memset(&b->info, 0, sizeof(b->info));
 		b->info.fd = copy;
 		b->have_info = !ioctl(dev, GPUBUF_IOC_INFO, &b->info);
@@ -146,9 +168,15 @@ static int proc_fds(struct proc_row *r, const char *pid, int dev)
 	DIR *d;
 
 	snprintf(dir, sizeof(dir), "/proc/%s/fd", pid);
+	/* Pinned first: the fds read below are this process's. */
+	if (dev >= 0)
+		pidfd = (int)syscall(SYS_pidfd_open, r->pid, 0);
 	d = opendir(dir);
-	if (!d)
+	if (!d) {
+		if (pidfd >= 0)
+			close(pidfd);
 		return errno == ENOENT ? 0 : -1;	/* ENOENT: it exited */
+	}
 	while ((e = readdir(d))) {
 		ssize_t n;
 
@@ -184,9 +212,7 @@ static int proc_fds(struct proc_row *r, const char *pid, int dev)
 				      (uint64_t)fdinfo_num(text, "size"));
 			if (b)
 				b->by_fd = 1;
-			if (pidfd < 0 && dev >= 0)
-				pidfd = (int)syscall(SYS_pidfd_open, r->pid, 0);
-			proc_info(b, pidfd, atoi(e->d_name), dev);
+			proc_info(b, pidfd, path, atoi(e->d_name), dev);
 		}
 	}
 	if (pidfd >= 0)
@@ -206,6 +232,63 @@ static const struct proc_buf *proc_known(const struct proc_row *all,
 	return NULL;
 }
 
+/* The inodes of gpubuf's dma-bufs by the dma-buf core's own list. */
+struct proc_inos {
+	int readable;			/* bufinfo could be read */
+	int nr, cap;
+	unsigned long *ino;
+};
+
+/*
+ * /sys/kernel/debug/dma_buf/bufinfo: "size flags mode count exp_name ino
+ * name" per buffer (5.10 to 7.2), among other lines.
+ */
+static void proc_inos_read(struct proc_inos *s)
+{
+	FILE *f = fopen(PROC_BUFINFO, "re");
+	char line[512], exp[64];
+	unsigned long ino;
+
+	memset(s, 0, sizeof(*s));
+	if (!f)
+		return;
+	s->readable = 1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%*u %*x %*x %*d %63s %lu", exp, &ino) != 2 ||
+		    strcmp(exp, "gpubuf"))
+			continue;
+		if (s->nr == s->cap) {
+			int cap = s->cap ? 2 * s->cap : 64;
+			unsigned long *more = realloc(s->ino,
+						      cap * sizeof(*more));
+
+			if (!more)
+				break;
+			s->ino = more;
+			s->cap = cap;
+		}
+		s->ino[s->nr++] = ino;
+	}
+	fclose(f);
+}
+
+/*
+ * Whether a mapping named "/dmabuf:gpubuf" that no gpubuf fd explains is
+ * gpubuf's: by the core's list, or, without debugfs, unconfirmed (said).
+ */
+static int proc_inos_confirm(const struct proc_inos *s, unsigned long ino,
+			     struct proc_row *r)
+{
+	if (!s->readable) {
+		r->unconfirmed++;
+		return 0;
+	}
+	for (int i = 0; i < s->nr; i++)
+		if (s->ino[i] == ino)
+			return 1;
+	return 0;
+}
+
 /*
  * gpubuf's mappings: a dma-buf's inode some process has a gpubuf fd of
  * (its size and details then that fd's), or a dma-buf the module named
@@ -213,7 +296,7 @@ static const struct proc_buf *proc_known(const struct proc_row *all,
  * alone (its size then the mapping's).
  */
 static int proc_maps(struct proc_row *r, const char *pid,
-		     const struct proc_row *all)
+		     const struct proc_row *all, const struct proc_inos *ours)
 {
 	char path[64], line[512];
 	FILE *f;
@@ -226,18 +309,24 @@ static int proc_maps(struct proc_row *r, const char *pid,
 		unsigned long start, end, ino;
 		const struct proc_buf *known;
 		struct proc_buf *b;
-		char name[256] = "";
+		const char *name;
 		uint64_t size;
+		int at = -1;
 
-		if (sscanf(line, "%lx-%lx %*s %*s %*s %lu %255s", &start, &end,
-			   &ino, name) < 3 ||
-		    (strncmp(name, "/dmabuf:", 8) &&
-		     strncmp(name, "anon_inode:dmabuf", 17)))
+		/* The name is the rest of the line, spaces and all. */
+		if (sscanf(line, "%lx-%lx %*s %*s %*s %lu %n", &start, &end,
+			   &ino, &at) < 3 || at < 0)
+			continue;
+		name = line + at;
+		line[strcspn(line, "\n")] = '\0';
+		if (strncmp(name, "/dmabuf:", 8) &&
+		    strncmp(name, "anon_inode:dmabuf", 17))
 			continue;
 		known = proc_known(all, ino);
 		if (known)
 			size = known->size;
-		else if (!strcmp(name, "/dmabuf:gpubuf"))
+		else if (!strcmp(name, "/dmabuf:gpubuf") &&
+			 proc_inos_confirm(ours, ino, r))
 			size = end - start;
 		else
 			continue;
@@ -264,14 +353,16 @@ static uint64_t proc_bytes(const struct proc_row *r)
 	return b;
 }
 
-static struct proc_row *proc_scan(int *unreadable)
+static struct proc_row *proc_scan(int *unreadable, int *unconfirmed)
 {
 	struct proc_row *all = NULL, **tail = &all, *r;
+	struct proc_inos ours;
 	int dev = open(GPUBUF_DEVICE_PATH, O_RDWR | O_CLOEXEC);
 	struct dirent *e;
 	DIR *d = opendir("/proc");
 
 	*unreadable = 0;
+	*unconfirmed = 0;
 	/* fds first, everywhere: they say which inodes are gpubuf's. */
 	while (d && (e = readdir(d))) {
 		char comm[64];
@@ -295,14 +386,17 @@ static struct proc_row *proc_scan(int *unreadable)
 		closedir(d);
 	if (dev >= 0)
 		close(dev);
+	proc_inos_read(&ours);
 	for (r = all; r; r = r->next) {
 		char pid[16];
 
 		snprintf(pid, sizeof(pid), "%d", r->pid);
-		if (proc_maps(r, pid, all) < 0)
+		if (proc_maps(r, pid, all, &ours) < 0)
 			r->unreadable = 1;
 		*unreadable += r->unreadable;
+		*unconfirmed += r->unconfirmed;
 	}
+	free(ours.ino);
 	return all;
 }
 
@@ -355,8 +449,8 @@ static void proc_buf_json(struct json *j, const struct proc_buf *b)
 int info_processes(int json)
 {
 	uint64_t live = 0, held = 0, held_bufs = 0;
-	int loaded, unreadable;
-	struct proc_row *all = proc_scan(&unreadable), *r, *next;
+	int loaded, unreadable, unconfirmed;
+	struct proc_row *all = proc_scan(&unreadable, &unconfirmed), *r, *next;
 	struct json j;
 
 	loaded = !sys_read_u64(GPUBUF_SYSFS_CLASS "/live_bytes", &live);
@@ -410,6 +504,7 @@ int info_processes(int json)
 		json_u64(&j, "held_bytes", held);
 		json_u64(&j, "held_buffers", held_bufs);
 		json_int(&j, "unreadable_processes", unreadable);
+		json_int(&j, "unconfirmed_mappings", unconfirmed);
 		json_obj_end(&j);
 		json_finish(&j);
 	} else {
@@ -420,6 +515,9 @@ int info_processes(int json)
 			       (unsigned long long)live,
 			       (unsigned long long)held,
 			       (unsigned long long)held_bufs);
+		if (unconfirmed)
+			printf("%d mappings named gpubuf with no gpubuf fd anywhere not counted: any dma-buf may carry that name, and without %s (mount debugfs, as root) their exporter is unknown\n",
+			       unconfirmed, PROC_BUFINFO);
 		if (unreadable)
 			printf(geteuid() ?
 			       "%d processes not readable by this user (run as root to see them)\n" :
