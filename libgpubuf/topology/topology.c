@@ -10,6 +10,7 @@
  * seldom has (memory-less nodes, devices without affinity).
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -317,6 +318,58 @@ static int topo_drm_dir(const struct topo *t, const char *path, char *rel,
 }
 
 /* An ibverbs device name (what ibv_get_device_name() gives). */
+/* Upper devices (VLAN, bond, bridge, macvlan) stacked at most this deep. */
+#define TOPO_NET_DEPTH	8
+
+/*
+ * A network device's sysfs directory with a device behind it: its own, or
+ * that of the first of its lower devices (the lower_* links a VLAN, a bond
+ * or a bridge has, in name order) that has one. 0, or -ENOENT.
+ */
+static int topo_net_dir(const struct topo *t, const char *ndev, char *rel,
+			size_t len, int depth)
+{
+	char dir[PATH_MAX], best[64] = "";
+	struct dirent *e;
+	DIR *d;
+
+	if (!*ndev || strchr(ndev, '/') || strlen(ndev) > 32)
+		return -ENOENT;
+	snprintf(rel, len, "class/net/%s/device", ndev);
+	if (topo_exists(t, rel))
+		return 0;
+	if (depth >= TOPO_NET_DEPTH)
+		return -ENOENT;
+	snprintf(dir, sizeof(dir), "%s/class/net/%s", t->root, ndev);
+	d = opendir(dir);
+	if (!d)
+		return -ENOENT;
+	/* Every lower in name order until one has a device. */
+	for (;;) {
+		char next[64] = "";
+
+		rewinddir(d);
+		while ((e = readdir(d))) {
+			const char *lower = e->d_name + 6;
+
+			if (strncmp(e->d_name, "lower_", 6) || strlen(lower) > 32)
+				continue;
+			if (strcmp(lower, best) > 0 &&
+			    (!next[0] || strcmp(lower, next) < 0))
+				snprintf(next, sizeof(next), "%s", lower);
+		}
+		if (!next[0])
+			break;
+		snprintf(best, sizeof(best), "%s", next);
+		if (!topo_net_dir(t, best, rel, len, depth + 1)) {
+			closedir(d);
+			return 0;
+		}
+	}
+	closedir(d);
+	return -ENOENT;
+}
+
 static int topo_rdma_dir(const struct topo *t, const char *name, char *rel,
 			 size_t len)
 {
@@ -336,7 +389,8 @@ static int topo_rdma_dir(const struct topo *t, const char *name, char *rel,
 	if (!topo_exists(t, rel)) {
 		/*
 		 * A software RDMA device (rxe, siw) has no parent device: it
-		 * is as near as the network device of its port 1.
+		 * is as near as the network device of its port 1, or, for a
+		 * VLAN, bond or bridge, as that device's NIC.
 		 */
 		char ndev[64], path[160], *nl;
 
@@ -346,8 +400,9 @@ static int topo_rdma_dir(const struct topo *t, const char *name, char *rel,
 			nl = strchr(ndev, '\n');
 			if (nl)
 				*nl = '\0';
-			if (ndev[0] && !strchr(ndev, '/'))
-				snprintf(rel, len, "class/net/%s/device", ndev);
+			if (topo_net_dir(t, ndev, rel, len, 0))
+				snprintf(rel, len, "class/infiniband/%s/device",
+					 name);
 		}
 	}
 	return 0;

@@ -10,7 +10,9 @@
  *   10000:e1:00.0 2 (a domain past 0xffff, as behind Intel's VMD)
  * class/infiniband/rxe0 is 0000:1b:00.0's; virt0 has no device link and
  * no port; soft0 has none either, but its port 1 is net0's, on
- * 0000:2b:00.0 (soft-RoCE).
+ * 0000:2b:00.0 (soft-RoCE). soft1's port is on vlan0, a VLAN over bond0,
+ * a bond over net0; soft2's on br0, a bridge of tap0 (no device, no
+ * lower) and net0; soft3's on vlan9, over nothing with a device.
  * dev/char/1:3 (/dev/null's number) is virtio3, a child of 0000:2b:00.0
  * without a numa_node of its own (a virtio-gpu card's device).
  */
@@ -75,6 +77,14 @@ static int t_fake_sysfs(char *root, size_t len)
 		{ "class/infiniband/virt0", NULL },
 		{ "class/infiniband/soft0/ports/1/gid_attrs/ndevs/0", "net0\n" },
 		{ "class/net/net0", NULL },
+		{ "class/infiniband/soft1/ports/1/gid_attrs/ndevs/0", "vlan0\n" },
+		{ "class/infiniband/soft2/ports/1/gid_attrs/ndevs/0", "br0\n" },
+		{ "class/infiniband/soft3/ports/1/gid_attrs/ndevs/0", "vlan9\n" },
+		{ "class/net/vlan0", NULL },
+		{ "class/net/bond0", NULL },
+		{ "class/net/br0", NULL },
+		{ "class/net/tap0", NULL },
+		{ "class/net/vlan9", NULL },
 		{ "bus/pci/devices/0000:2b:00.0/virtio3", NULL },
 		{ "dev/char/1:3", NULL },
 	};
@@ -91,7 +101,12 @@ static int t_fake_sysfs(char *root, size_t len)
 	    t_fs_link(root, "class/net/net0/device",
 		      "../../../bus/pci/devices/0000:2b:00.0") ||
 	    t_fs_link(root, "dev/char/1:3/device",
-		      "../../../bus/pci/devices/0000:2b:00.0/virtio3"))
+		      "../../../bus/pci/devices/0000:2b:00.0/virtio3") ||
+	    t_fs_link(root, "class/net/vlan0/lower_bond0", "../bond0") ||
+	    t_fs_link(root, "class/net/bond0/lower_net0", "../net0") ||
+	    t_fs_link(root, "class/net/br0/lower_tap0", "../tap0") ||
+	    t_fs_link(root, "class/net/br0/lower_net0", "../net0") ||
+	    t_fs_link(root, "class/net/vlan9/lower_tap0", "../tap0"))
 		return -1;
 	return 0;
 }

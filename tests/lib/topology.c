@@ -102,6 +102,10 @@ static int rdma_and_drm_devices_follow_their_links(void)
 	T_EQ(t_tree(), 0);
 	T_EQ(t_node("rdma:rxe0"), 0);
 	T_EQ(t_node("rdma:soft0"), 2);	/* soft-RoCE: its netdev's */
+	/* Issue 49, item 6: over a VLAN, a bond or a bridge, the NIC's. */
+	T_EQ(t_node("rdma:soft1"), 2);	/* vlan0 -> bond0 -> net0 */
+	T_EQ(t_node("rdma:soft2"), 2);	/* br0: tap0 has none, net0 */
+	T_EQ(t_node("rdma:soft3"), GPUBUF_NUMA_ANY);	/* no NIC under */
 	T_EQ(t_node("drm:/dev/null"), 2);
 	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	T_CHECK(fd >= 0);
