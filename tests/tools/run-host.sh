@@ -796,9 +796,18 @@ echo "20 10" >"$fs/devices/system/node/node1/distance"
 d=$fs/bus/pci/devices/0000:1a:00.0
 echo 1 >"$d/numa_node"; echo 8-15 >"$d/local_cpulist"
 echo "16.0 GT/s PCIe" >"$d/current_link_speed"; echo 16 >"$d/current_link_width"
-d=$fs/bus/pci/devices/0000:2a:00.0
+# 0000:2a:00.0 sits behind a root port (0000:00:02.0) whose link has
+# trained down to 2.5 GT/s x1, and could itself do 16 GT/s x16: the
+# narrowest link on its path and its most are shown beside the current.
+rmdir "$fs/bus/pci/devices/0000:2a:00.0"
+d=$fs/devices/pci0000:00/0000:00:02.0/0000:2a:00.0
+mkdir -p "$d"
+ln -s ../../../devices/pci0000:00/0000:00:02.0/0000:2a:00.0 "$fs/bus/pci/devices/0000:2a:00.0"
+echo "2.5 GT/s PCIe" >"$fs/devices/pci0000:00/0000:00:02.0/current_link_speed"
+echo 1 >"$fs/devices/pci0000:00/0000:00:02.0/current_link_width"
 echo 0 >"$d/numa_node"; echo "8.0 GT/s PCIe" >"$d/current_link_speed"
 echo 8 >"$d/current_link_width"
+echo "16.0 GT/s PCIe" >"$d/max_link_speed"; echo 16 >"$d/max_link_width"
 echo -1 >"$fs/bus/pci/devices/0000:1b:00.0/numa_node"
 ln -s ../../../bus/pci/devices/0000:1b:00.0 "$fs/class/infiniband/rxe0/device"
 if [ -z "${CUDASTUB_DIR:-}" ] || [ -z "${HSASTUB_DIR:-}" ]; then
@@ -824,6 +833,11 @@ assert abs(c["link_gb_per_s"] - 16 * 16 * 128 / 130 / 8) < 1e-3, c  # 31.5077
 h = dev["hsa:0"]
 assert (h["pci"], h["numa_node"], h["link_width"]) == ("0000:2a:00.0", 0, 8), h
 assert abs(h["link_gb_per_s"] - 8 * 8 * 128 / 130 / 8) < 1e-3, h
+# Issue 49, item 6: the most it trains to, and its root port's narrow link.
+assert (h["max_link_gt_per_s"], h["max_link_width"]) == (16.0, 16), h
+assert abs(h["path_gb_per_s"] - 2.5 * 0.8 / 8) < 1e-3 and h["path_narrowest"] == "0000:00:02.0", h
+assert "max_link_width" not in c and abs(c["path_gb_per_s"] - c["link_gb_per_s"]) < 1e-9, c
+assert d["devices_not_listed"] == 0 and d["nodes_not_listed"] == 0, d
 h1 = dev["hsa:1"]
 assert h1["numa_node"] is None and "no PCI device 0000:2b:00.0" in h1["error"], h1
 r = dev["rdma:rxe0"]
@@ -839,10 +853,23 @@ PY
 		"$info" --topology
 	check "gpubuf-info --topology's table: one row a device, the link's GB/s, the distance table" \
 		"$tmp/topotext.out" -- sh -c "grep -Eq '^cuda:0 +0000:1a:00.0 +0 +8-15 +16.0 GT/s x16 +31.5 ' '$tmp/topotext.out' &&
+		grep -Eq '^hsa:0 +0000:2a:00.0 +0 +- +8.0 GT/s x8 +7.9 +16.0 GT/s x16 +31.5 +0.2 GB/s 0000:00:02.0 ' '$tmp/topotext.out' &&
 		grep -Eq '^rdma:rxe0 +0000:1b:00.0 +any ' '$tmp/topotext.out' &&
 		grep -Eq '^hsa:1 +- +\\? .*no PCI device 0000:2b:00.0' '$tmp/topotext.out' &&
 		grep -Eq '^1 +20 +10 +no\$' '$tmp/topotext.out'"
 fi
+# Past 64 nodes the table is cut, and says so (issue 49, item 6).
+fs2=$tmp/sysfs-nodes
+mkdir -p "$fs2/devices/system/node"
+echo 0-69 >"$fs2/devices/system/node/online"
+echo 0 >"$fs2/devices/system/node/has_memory"
+run topobig env GPUBUF_SYSFS_ROOT="$fs2" "$info" --topology
+run topobigjson env GPUBUF_SYSFS_ROOT="$fs2" "$info" --topology --json
+check "gpubuf-info --topology with 70 nodes lists 64 and says 6 more were left out" \
+	"$tmp/topobig.out" "$tmp/topobigjson.out" -- sh -c "[ \$(cat '$tmp/topobig.rc') = 0 ] &&
+	grep -q '^(6 more nodes not listed: 64 at most' '$tmp/topobig.out' &&
+	grep -q '\"nodes_not_listed\": 6' '$tmp/topobigjson.out'"
+
 run topomap $info --topology --map 4M
 check "gpubuf-info --topology --map exits 2: separate reports" "$tmp/topomap.err" -- \
 	sh -c "[ \$(cat '$tmp/topomap.rc') = 2 ] && grep -q '^ERROR: --map, --topology, --processes, --prometheus and --cdi are separate' '$tmp/topomap.err'"

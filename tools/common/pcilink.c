@@ -40,10 +40,34 @@ static int pci_line(const char *dir, const char *name, char *buf, size_t len)
 	return 0;
 }
 
+int pci_is_function(const char *name)
+{
+	size_t n = strlen(name);
+
+	/* The domain 4 to 8 digits (VMD's 10000:...). */
+	return n >= 12 && n <= 16 && name[n - 8] == ':' && name[n - 5] == ':' &&
+	       name[n - 2] == '.';
+}
+
+/* GT/s and lanes of one of a function's links; 0 and 0 unknown. */
+static void pci_speed(const char *dir, const char *which, double *gts,
+		      int *width)
+{
+	char name[64], val[64];
+
+	/* "16.0 GT/s PCIe", "8 GT/s", "Unknown" (strtod gives 0) */
+	snprintf(name, sizeof(name), "%s_link_speed", which);
+	if (!pci_line(dir, name, val, sizeof(val)))
+		*gts = strtod(val, NULL);
+	snprintf(name, sizeof(name), "%s_link_width", which);
+	if (!pci_line(dir, name, val, sizeof(val)))
+		*width = atoi(val);
+}
+
 int pci_link_of(const char *device, struct pci_link *l)
 {
+	char up[4096], *slash;
 	const char *base;
-	char val[64];
 	int err;
 
 	memset(l, 0, sizeof(*l));
@@ -51,18 +75,32 @@ int pci_link_of(const char *device, struct pci_link *l)
 	if (err)
 		return err;
 	base = strrchr(l->dir, '/') ? strrchr(l->dir, '/') + 1 : l->dir;
-	/* "dddd:bb:dd.f", the domain 4 to 8 digits (VMD's 10000:...). */
-	if (strlen(base) >= 12 && strlen(base) <= 16 &&
-	    base[strlen(base) - 8] == ':' && base[strlen(base) - 5] == ':' &&
-	    base[strlen(base) - 2] == '.')
-		snprintf(l->pci, sizeof(l->pci), "%s", base);
+	if (pci_is_function(base))
+		snprintf(l->pci, sizeof(l->pci), "%.19s", base);
 	if (pci_line(l->dir, "local_cpulist", l->cpus, sizeof(l->cpus)))
 		l->cpus[0] = '\0';
-	/* "16.0 GT/s PCIe", "8 GT/s", "Unknown" (strtod gives 0) */
-	if (!pci_line(l->dir, "current_link_speed", val, sizeof(val)))
-		l->gts = strtod(val, NULL);
-	if (!pci_line(l->dir, "current_link_width", val, sizeof(val)))
-		l->width = atoi(val);
+	pci_speed(l->dir, "current", &l->gts, &l->width);
+	pci_speed(l->dir, "max", &l->max_gts, &l->max_width);
+	/* Up the resolved path, bridge by bridge, to the root complex. */
+	snprintf(up, sizeof(up), "%s", l->dir);
+	for (;;) {
+		double gts = 0;
+		int width = 0;
+
+		base = strrchr(up, '/') ? strrchr(up, '/') + 1 : up;
+		if (!pci_is_function(base))
+			break;
+		pci_speed(up, "current", &gts, &width);
+		if (gts > 0 && width > 0 &&
+		    (!l->path_gbps || pci_link_gbps(gts, width) < l->path_gbps)) {
+			l->path_gbps = pci_link_gbps(gts, width);
+			snprintf(l->path_pci, sizeof(l->path_pci), "%.19s", base);
+		}
+		slash = strrchr(up, '/');
+		if (!slash || slash == up)
+			break;
+		*slash = '\0';
+	}
 	return 0;
 }
 

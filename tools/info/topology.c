@@ -4,7 +4,9 @@
  * HSA GPU agents, Vulkan devices, DRM cards, RDMA devices), each with its
  * PCI address, the NUMA node gpubuf_device_node(3) gives it, the CPUs
  * local to it and its PCIe link's current speed and width with the GB/s
- * they carry at most; then the node distance table. Like `nvidia-smi topo
+ * they carry at most, the most the link can train to, and the narrowest
+ * link on its way to the root port; then the node distance table. What
+ * does not fit (past 64 devices or nodes) is said, never cut silently. Like `nvidia-smi topo
  * -m`, for every kind. sysfs is GPUBUF_SYSFS_ROOT's when set, as the
  * library's (tests give a made-up tree).
  */
@@ -32,9 +34,13 @@ struct topo_dev {
 	char pci[20];		/* "" when it has no PCI function */
 	int node_err;		/* gpubuf_device_node()'s error, 0 */
 	int node;		/* GPUBUF_NUMA_ANY: no affinity */
-	char cpus[128];		/* local_cpulist, "" unknown */
+	char cpus[4096];	/* local_cpulist, "" unknown */
 	double gts;		/* current_link_speed, 0 unknown */
 	int width;		/* current_link_width, 0 unknown */
+	double max_gts;		/* max_link_speed, 0 unknown */
+	int max_width;		/* max_link_width, 0 unknown */
+	double path_gbps;	/* the narrowest link up to the root, 0 unknown */
+	char path_pci[20];	/* whose */
 	char why[200];		/* the library's words on node_err */
 };
 
@@ -48,8 +54,10 @@ struct topo_node {
 struct topo_report {
 	struct topo_dev dev[TOPO_MAX_DEVICES];
 	int nr_dev;
+	int dev_left_out;	/* found past TOPO_MAX_DEVICES */
 	struct topo_node node[TOPO_MAX_NODES];
 	int nr_node;
+	int node_left_out;	/* online past TOPO_MAX_NODES */
 };
 
 static const char *topo_root(void)
@@ -104,8 +112,10 @@ static void topo_add(struct topo_report *r, const char *device,
 	struct pci_link l;
 	struct topo_dev *d;
 
-	if (r->nr_dev == TOPO_MAX_DEVICES)
+	if (r->nr_dev == TOPO_MAX_DEVICES) {
+		r->dev_left_out++;
 		return;
+	}
 	d = &r->dev[r->nr_dev++];
 	memset(d, 0, sizeof(*d));
 	snprintf(d->device, sizeof(d->device), "%s", device);
@@ -116,9 +126,13 @@ static void topo_add(struct topo_report *r, const char *device,
 	if (pci_link_of(device, &l))
 		return;
 	snprintf(d->pci, sizeof(d->pci), "%s", l.pci);
-	snprintf(d->cpus, sizeof(d->cpus), "%s", l.cpus);
+	memcpy(d->cpus, l.cpus, sizeof(d->cpus));
 	d->gts = l.gts;
 	d->width = l.width;
+	d->max_gts = l.max_gts;
+	d->max_width = l.max_width;
+	d->path_gbps = l.path_gbps;
+	memcpy(d->path_pci, l.path_pci, sizeof(d->path_pci));
 }
 
 static void topo_devices(struct topo_report *r)
@@ -180,12 +194,16 @@ static void topo_nodes(struct topo_report *r)
 	snprintf(path, sizeof(path), "%s/devices/system/node/has_memory", root);
 	if (topo_line(path, mem, sizeof(mem)))
 		snprintf(mem, sizeof(mem), "%s", online);
-	for (int id = 0; id < 1024 && r->nr_node < TOPO_MAX_NODES; id++) {
+	for (int id = 0; id < 1024; id++) {
 		struct topo_node *n;
 		char *p, *end;
 
 		if (!topo_list_has(online, id))
 			continue;
+		if (r->nr_node == TOPO_MAX_NODES) {
+			r->node_left_out++;
+			continue;
+		}
 		n = &r->node[r->nr_node++];
 		n->id = id;
 		n->memory = topo_list_has(mem, id);
@@ -206,11 +224,13 @@ static void topo_nodes(struct topo_report *r)
 
 static void topo_text(const struct topo_report *r)
 {
-	printf("%-28s %-12s %-5s %-12s %-15s %7s  %s\n", "device", "pci", "node",
-	       "local_cpus", "link", "GB/s", "name");
+	printf("%-28s %-12s %-5s %-12s %-15s %7s  %-15s %7s  %-22s %s\n",
+	       "device", "pci", "node", "local_cpus", "link", "GB/s",
+	       "max link", "GB/s", "narrowest on the path", "name");
 	for (int i = 0; i < r->nr_dev; i++) {
 		const struct topo_dev *d = &r->dev[i];
-		char node[16], link[32] = "-", gbps[16] = "-";
+		char node[16], link[32] = "-", gbps[16] = "-", max[32] = "-",
+		     max_gbps[16] = "-", path[48] = "-";
 
 		if (d->node_err)
 			snprintf(node, sizeof(node), "?");
@@ -224,13 +244,26 @@ static void topo_text(const struct topo_report *r)
 			snprintf(gbps, sizeof(gbps), "%.1f",
 				 pci_link_gbps(d->gts, d->width));
 		}
-		printf("%-28s %-12s %-5s %-12s %-15s %7s  %s%s%s\n", d->device,
-		       d->pci[0] ? d->pci : "-", node,
-		       d->cpus[0] ? d->cpus : "-", link, gbps, d->name,
-		       d->node_err ? ": " : "", d->node_err ? d->why : "");
+		if (d->max_gts > 0 && d->max_width > 0) {
+			snprintf(max, sizeof(max), "%.1f GT/s x%d", d->max_gts,
+				 d->max_width);
+			snprintf(max_gbps, sizeof(max_gbps), "%.1f",
+				 pci_link_gbps(d->max_gts, d->max_width));
+		}
+		if (d->path_gbps > 0)
+			snprintf(path, sizeof(path), "%.1f GB/s %s", d->path_gbps,
+				 d->path_pci);
+		printf("%-28s %-12s %-5s %-12s %-15s %7s  %-15s %7s  %-22s %s%s%s\n",
+		       d->device, d->pci[0] ? d->pci : "-", node,
+		       d->cpus[0] ? d->cpus : "-", link, gbps, max, max_gbps,
+		       path, d->name, d->node_err ? ": " : "",
+		       d->node_err ? d->why : "");
 	}
 	if (!r->nr_dev)
 		printf("(no CUDA, HSA, Vulkan, DRM or RDMA device found)\n");
+	if (r->dev_left_out)
+		printf("(%d more devices not listed: %d at most)\n",
+		       r->dev_left_out, TOPO_MAX_DEVICES);
 	printf("\nnode distances%s\n", r->nr_node ? "" : ": none (no NUMA in sysfs)");
 	if (!r->nr_node)
 		return;
@@ -244,6 +277,9 @@ static void topo_text(const struct topo_report *r)
 			printf(" %5d", r->node[i].dist[k]);
 		printf("  %s\n", r->node[i].memory ? "yes" : "no");
 	}
+	if (r->node_left_out)
+		printf("(%d more nodes not listed: %d at most; /sys/devices/system/node has them)\n",
+		       r->node_left_out, TOPO_MAX_NODES);
 }
 
 static void topo_json(const struct topo_report *r)
@@ -277,9 +313,20 @@ static void topo_json(const struct topo_report *r)
 			json_dbl(&j, "link_gb_per_s",
 				 pci_link_gbps(d->gts, d->width));
 		}
+		if (d->max_gts > 0 && d->max_width > 0) {
+			json_dbl(&j, "max_link_gt_per_s", d->max_gts);
+			json_int(&j, "max_link_width", d->max_width);
+			json_dbl(&j, "max_link_gb_per_s",
+				 pci_link_gbps(d->max_gts, d->max_width));
+		}
+		if (d->path_gbps > 0) {
+			json_dbl(&j, "path_gb_per_s", d->path_gbps);
+			json_str(&j, "path_narrowest", d->path_pci);
+		}
 		json_obj_end(&j);
 	}
 	json_arr_end(&j);
+	json_int(&j, "devices_not_listed", r->dev_left_out);
 	json_arr_begin(&j, "nodes");
 	for (int i = 0; i < r->nr_node; i++) {
 		json_obj_begin(&j, NULL);
@@ -292,6 +339,7 @@ static void topo_json(const struct topo_report *r)
 		json_obj_end(&j);
 	}
 	json_arr_end(&j);
+	json_int(&j, "nodes_not_listed", r->node_left_out);
 	json_obj_end(&j);
 	json_finish(&j);
 }
