@@ -512,7 +512,7 @@ static struct page **gpubuf_page_array_alloc(unsigned long nr_pages)
  *             its fdinfo and holds a reference to it while it lives
  *
  * Return: the buffer, or ERR_PTR(-EFBIG, -ENOSPC, -ENOMEM or -EINTR) with
- * nothing left allocated or reserved.
+ * nothing left allocated or reserved. The ALLOC ioctl traces the outcome.
  */
 struct gpubuf_buffer *gpubuf_buffer_create(u64 size, u64 flags, int numa_node,
 					   struct gpubuf_client *client)
@@ -521,10 +521,8 @@ struct gpubuf_buffer *gpubuf_buffer_create(u64 size, u64 flags, int numa_node,
 	int ret;
 
 	ret = gpubuf_reserve(size);
-	if (ret) {
-		trace_gpubuf_alloc(size, numa_node, 0, 0, ret);
+	if (ret)
 		return ERR_PTR(ret);
-	}
 
 	buf = kzalloc(sizeof(*buf), GPUBUF_GFP_META);
 	if (!buf) {
@@ -558,8 +556,6 @@ struct gpubuf_buffer *gpubuf_buffer_create(u64 size, u64 flags, int numa_node,
 	buf->client = client;
 	atomic64_inc(&client->buffers);
 	atomic64_add(size, &client->bytes);
-	trace_gpubuf_alloc(size, numa_node, buf->huge_chunks,
-			   buf->reserve_chunks, 0);
 	return buf;
 
 err_free_pages:
@@ -571,7 +567,6 @@ err_free_buf:
 	kfree(buf);
 err_unreserve:
 	gpubuf_unreserve(size);
-	trace_gpubuf_alloc(size, numa_node, 0, 0, ret);
 	return ERR_PTR(ret);
 }
 

@@ -21,6 +21,7 @@
 #include <linux/gpubuf.h>
 
 #include "gpubuf.h"
+#include "gpubuf_trace.h"
 
 /* Oldest ABI revision this driver still serves. */
 #define GPUBUF_ABI_MIN 1
@@ -115,14 +116,12 @@ static int gpubuf_ioctl_alloc(struct file *file, union gpubuf_ioctl_arg *arg,
 	 */
 	/* A grown fd table is charged too; see gpubuf_charge_headroom(). */
 	ret = gpubuf_charge_headroom();
-	if (ret) {
-		gpubuf_note_failed_alloc();
-		return ret;
-	}
+	if (ret)
+		goto err_failed;
 	fd = get_unused_fd_flags(req->fd_flags & O_CLOEXEC);
 	if (fd < 0) {
-		gpubuf_note_failed_alloc();
-		return fd;
+		ret = fd;
+		goto err_failed;
 	}
 
 	buf = gpubuf_buffer_create(req->size, req->flags, req->numa_node,
@@ -142,6 +141,9 @@ static int gpubuf_ioctl_alloc(struct file *file, union gpubuf_ioctl_arg *arg,
 	ret = gpubuf_copy_out(uarg, req, usize, sizeof(*req));
 	if (ret)
 		goto err_put_dmabuf;
+	/* Before the fd is the caller's: it may close it at once. */
+	trace_gpubuf_alloc(req->size, req->numa_node, buf->huge_chunks,
+			   buf->reserve_chunks, 0);
 	fd_install(fd, dmabuf->file);
 	return 0;
 
@@ -149,6 +151,9 @@ err_put_dmabuf:
 	dma_buf_put(dmabuf);
 err_put_fd:
 	put_unused_fd(fd);
+err_failed:
+	/* Every validated ALLOC is one event, refused ones with their errno. */
+	trace_gpubuf_alloc(req->size, req->numa_node, 0, 0, ret);
 	gpubuf_note_failed_alloc();
 	return ret;
 }

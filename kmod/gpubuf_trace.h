@@ -33,7 +33,9 @@ TRACE_EVENT(gpubuf_alloc,
 	    TP_fast_assign(__entry->size = size;
 			   __entry->node = node;
 			   __entry->huge_chunks = huge_chunks;
-			   __entry->small_pages = (size >> PAGE_SHIFT) -
+			   /* A refused ALLOC has no pages at all. */
+			   __entry->small_pages = result ? 0 :
+				(size >> PAGE_SHIFT) -
 				(huge_chunks << GPUBUF_HUGE_ORDER);
 			   __entry->reserve_chunks = reserve_chunks;
 			   __entry->result = result;),

@@ -3,14 +3,16 @@
  * Description: gpubuf's tracepoints (kmod/gpubuf_trace.h), read back
  * through tracefs as perf or bpftrace would get them. Each test enables
  * the events of one path, drives that path, and checks every event's
- * fields against what it did: alloc (size, chunks, node, result, a refusal
- * too) and release; CPU faults (2 MiB or 4 KiB entries); attach, map,
+ * fields against what it did: alloc (size, chunks, node, result; refusals
+ * past the limit, without an fd and with an unwritable request too) and
+ * release; CPU faults (2 MiB or 4 KiB entries); attach, map,
  * sync begin and end, unmap and detach by the test importer; a release
  * while a pin holds the pages (held), then the unpin (unheld); the
  * reserve's fill, take and shrink.
  */
 #include <limits.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 
 #include "../testmod/gpubuf_importer.h"
 #include "gpubuf_helpers.h"
@@ -178,9 +180,54 @@ TEST_F(trace, alloc_and_release_say_what_happened)
 	EXPECT_EQ(0, field(&self->ev[0], "reserve_chunks"));
 	EXPECT_EQ(0, field(&self->ev[0], "result"));
 	EXPECT_EQ(-EFBIG, field(&self->ev[1], "result"));
+	/* A refusal has no pages, 2 MiB or small (issue 49, item 6). */
+	EXPECT_EQ(0, field(&self->ev[1], "huge_chunks"));
+	EXPECT_EQ(0, field(&self->ev[1], "small_pages"));
 	ASSERT_EQ(1, trace_read("gpubuf_release", self->ev, MAX_EVENTS));
 	EXPECT_EQ(4 * SZ_1M, field(&self->ev[0], "size"));
 	EXPECT_EQ(0, field(&self->ev[0], "held"));
+}
+
+/*
+ * Issue 49, item 6: an ALLOC refused for want of an fd (EMFILE) fired no
+ * event, and one whose request could not be written back (EFAULT) said
+ * result=0 before its release. Each is one event with its errno now; the
+ * EFAULT one made its buffer, so its release follows.
+ */
+TEST_F(trace, refused_allocs_say_their_errno)
+{
+	static const char *const ev[] = { "gpubuf_alloc", "gpubuf_release", NULL };
+	struct gpubuf_alloc *ro;
+	struct rlimit old, low;
+	int ret;
+
+	ASSERT_EQ(0, trace_start(ev));
+	/* No fd left: the limit is what is open now. */
+	ASSERT_EQ(0, getrlimit(RLIMIT_NOFILE, &old));
+	low = old;
+	low.rlim_cur = (rlim_t)(fcntl(0, F_DUPFD, 0));
+	ASSERT_LT(0, (long)low.rlim_cur);
+	close((int)low.rlim_cur);
+	ASSERT_EQ(0, setrlimit(RLIMIT_NOFILE, &low));
+	ret = gb_alloc(self->dev, SZ_1M);
+	setrlimit(RLIMIT_NOFILE, &old);
+	ASSERT_EQ(-EMFILE, ret);
+	/* A request the kernel can read but not write back. */
+	ro = mmap(NULL, SZ_4K, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ro);
+	gb_alloc_req(ro, SZ_1M);
+	ASSERT_EQ(0, mprotect(ro, SZ_4K, PROT_READ));
+	EXPECT_EQ(-EFAULT, gb_ioctl(self->dev, GPUBUF_IOC_ALLOC, ro));
+	munmap(ro, SZ_4K);
+	ASSERT_EQ(2, trace_read("gpubuf_alloc", self->ev, MAX_EVENTS));
+	EXPECT_EQ(-EMFILE, field(&self->ev[0], "result"));
+	EXPECT_EQ(SZ_1M, field(&self->ev[0], "size"));
+	EXPECT_EQ(0, field(&self->ev[0], "small_pages"));
+	EXPECT_EQ(-EFAULT, field(&self->ev[1], "result"));
+	EXPECT_EQ(0, field(&self->ev[1], "small_pages"));
+	ASSERT_EQ(1, trace_read("gpubuf_release", self->ev, MAX_EVENTS));
+	EXPECT_EQ(SZ_1M, field(&self->ev[0], "size"));
 }
 
 /* A 2 MiB chunk at a 2 MiB-aligned address is one PMD fault. */
