@@ -416,6 +416,61 @@ GPUBUF_EXPORT int gpubuf_cuda_gemm(double alpha,
 			     params, stream);
 }
 
+/*
+ * Whether the embedded fatbin has code device can run, before a launch
+ * would find out with -ENOEXEC: SASS built for sm_XY runs on compute
+ * capability X.Y and the later minors of X; PTX for compute_P is compiled
+ * by the driver for P and everything later; and the driver must speak the
+ * toolkit's CUDA major version (CUDA 13's code needs a 580 or later
+ * driver). 1, 0 with why, or -errno when the device cannot be asked.
+ */
+GPUBUF_EXPORT int gpubuf_cu_kernels_cover(const struct gpubuf_cu *cu,
+					  int device, int *major, int *minor,
+					  char *why, size_t len)
+{
+	const char *list = GPUBUF_XSTR(GPUBUF_CUDA_ARCH_LIST), *p;
+	CUdevice dev;
+	CUresult r;
+	int ptx = 0;
+
+	why[0] = '\0';
+	r = cu->cuDeviceGet(&dev, device);
+	if (r == CUDA_SUCCESS)
+		r = cu->cuDeviceGetAttribute(major,
+			CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+	if (r == CUDA_SUCCESS)
+		r = cu->cuDeviceGetAttribute(minor,
+			CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+	if (r != CUDA_SUCCESS)
+		return gpubuf_cu_fail(cu, r, "cuDeviceGetAttribute");
+	if (cu->driver_version / 1000 < CUDA_VERSION / 1000) {
+		snprintf(why, len, "the kernels were built by CUDA %d.%d and need a driver for CUDA %d (580 or later for 13); this one speaks %d.%d",
+			 CUDA_VERSION / 1000, CUDA_VERSION % 1000 / 10,
+			 CUDA_VERSION / 1000, cu->driver_version / 1000,
+			 cu->driver_version % 1000 / 10);
+		return 0;
+	}
+	/* "75/80/90+ptx90": SASS archs, then the PTX one. */
+	for (p = list; *p; ) {
+		int arch = atoi(p);
+
+		if (arch / 10 == *major && arch % 10 <= *minor)
+			return 1;
+		p += strcspn(p, "/+");
+		if (!strncmp(p, "+ptx", 4)) {
+			ptx = atoi(p + 4);
+			break;
+		}
+		if (*p)
+			p++;
+	}
+	if (ptx && *major * 10 + *minor >= ptx)
+		return 1;
+	snprintf(why, len, "no code for sm_%d%d in the kernels (sm %s)", *major,
+		 *minor, list);
+	return 0;
+}
+
 #else /* !GPUBUF_HAVE_CUDA_KERNELS */
 
 static int gpubuf_no_kernels(void)
@@ -436,6 +491,16 @@ GPUBUF_EXPORT int gpubuf_cu_kernels_load(const struct gpubuf_cu *cu,
 {
 	(void)cu, (void)device;
 	return gpubuf_no_kernels();
+}
+
+GPUBUF_EXPORT int gpubuf_cu_kernels_cover(const struct gpubuf_cu *cu,
+					  int device, int *major, int *minor,
+					  char *why, size_t len)
+{
+	(void)cu, (void)device;
+	*major = *minor = 0;
+	snprintf(why, len, "libgpubuf was built without CUDA kernels (no nvcc)");
+	return 0;
 }
 
 /* Without kernels there is nothing to unload. */

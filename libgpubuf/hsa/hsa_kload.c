@@ -103,6 +103,41 @@ static int gpubuf_hsak_pick(const struct gpubuf_hsa *hsa, int gpu,
 	return 0;
 }
 
+/*
+ * Whether the library carries a code object for GPU agent gpu's ISA
+ * (isa: the agent's first ISA name), before a dispatch would answer
+ * -ENOEXEC: 1, 0 with why, or -errno when the runtime cannot be asked.
+ */
+GPUBUF_EXPORT int gpubuf_hsa_kernels_cover(const struct gpubuf_hsa *hsa,
+					   int gpu, char *isa, size_t isa_len,
+					   char *why, size_t len)
+{
+	struct gpubuf_hsak_isa_scan scan = { .hsa = hsa };
+	const char *name;
+	hsa_status_t s;
+
+	why[0] = isa[0] = '\0';
+	if (gpu < 0 || gpu >= hsa->n_gpus)
+		return -ENODEV;
+	s = hsa->hsa_agent_iterate_isas(hsa->gpus[gpu], gpubuf_hsak_isa_cb,
+					&scan);
+	if (scan.err != HSA_STATUS_SUCCESS)
+		return gpubuf_hsa_fail(hsa, scan.err, "hsa_isa_get_info_alt");
+	if (s != HSA_STATUS_SUCCESS && s != HSA_STATUS_INFO_BREAK)
+		return gpubuf_hsa_fail(hsa, s, "hsa_agent_iterate_isas");
+	/* The processor alone: "gfx90a" of "amdgcn-amd-amdhsa--gfx90a:xnack-". */
+	name = scan.match ? scan.match->isa : scan.first[0] ? scan.first :
+	       "(none)";
+	if (strstr(name, "--"))
+		name = strstr(name, "--") + 2;
+	snprintf(isa, isa_len, "%.*s", (int)strcspn(name, ":"), name);
+	if (scan.match)
+		return 1;
+	snprintf(why, len, "no code object for %s in the kernels (%s)", isa,
+		 GPUBUF_XSTR(GPUBUF_HSA_ARCH_LIST));
+	return 0;
+}
+
 struct gpubuf_hsak_pool_scan {
 	const struct gpubuf_hsa *hsa;
 	hsa_amd_memory_pool_t pool;
@@ -431,3 +466,18 @@ int gpubuf_hsak_renew(const struct gpubuf_hsa *hsa,
 }
 
 #endif /* GPUBUF_HAVE_HSA && GPUBUF_HAVE_HSA_KERNELS */
+
+#if defined(GPUBUF_HAVE_HSA) && !defined(GPUBUF_HAVE_HSA_KERNELS)
+#include <gpubuf/tools.h>
+
+GPUBUF_EXPORT int gpubuf_hsa_kernels_cover(const struct gpubuf_hsa *hsa,
+					   int gpu, char *isa, size_t isa_len,
+					   char *why, size_t len)
+{
+	(void)hsa, (void)gpu;
+	if (isa_len)
+		isa[0] = '\0';
+	snprintf(why, len, "libgpubuf was built without HSA code objects (no hipcc)");
+	return 0;
+}
+#endif

@@ -129,6 +129,7 @@ struct stub_state {
 	/* configuration */
 	int ndev;
 	CUresult init_result;
+	int driver_version;	/* cuDriverGetVersion (CUSTUB_DRIVER) */
 	char missing[64];
 	struct {
 		int fn;

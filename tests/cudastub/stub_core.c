@@ -10,6 +10,7 @@
  *   CUSTUB_ATTR=d:NAME=v,.. device attribute d (or *), NAME without the
  *                           CU_DEVICE_ATTRIBUTE_ prefix, or a number
  *   CUSTUB_INIT=R           what cuInit returns
+ *   CUSTUB_DRIVER=v         what cuDriverGetVersion answers (default 13000)
  *   CUSTUB_MISSING=name     cuGetProcAddress_v2 does not know name
  *   CUSTUB_FAIL=fn:N:R,..   the Nth call (from 1; * for every call) of fn
  *                           returns R and does nothing else
@@ -250,6 +251,8 @@ static void stub_configure(void)
 			stub_config_error("CUSTUB_DEVICES: 0 to %d",
 					  STUB_MAX_DEVICES);
 	}
+	s = getenv("CUSTUB_DRIVER");
+	S.driver_version = s ? atoi(s) : 13000;
 	s = getenv("CUSTUB_INIT");
 	if (s && *s)
 		S.init_result = stub_parse_result(s);

@@ -96,7 +96,7 @@ CUresult CUDAAPI stub_cuDriverGetVersion(int *version)
 	STUB_ENTER(&c, "cuDriverGetVersion", 0);
 	if (!version)
 		return stub_end(&c, CUDA_ERROR_INVALID_VALUE);
-	*version = 13000;
+	*version = S.driver_version;
 	return stub_end(&c, CUDA_SUCCESS);
 }
 

@@ -146,5 +146,43 @@ check "the device row gives the link's ceiling; --node 0 is in the header and th
 	grep -q '\"numa_node_requested\": 0,' '$tmp/link.out' &&
 	grep -q '\"numa_node_gpubuf\": 0,' '$tmp/link.out'"
 
+# ---- whether the library's kernels run on the device (issue 49, item 8) -----
+# The stand-in's compute capability and driver version, as the library
+# reads them: sm_90 on a CUDA 13 driver is covered; sm_86 by the sm_80
+# code, sm_120 by the compute_90 PTX; sm_70 has no code; a CUDA 12.4
+# driver cannot take CUDA 13's code at all. gpubuf-info says so before a
+# launch would answer ENOEXEC.
+lib=${LIBGPUBUF_DIR:-$top/libgpubuf/build}
+if strings "$lib/libgpubuf.so" 2>/dev/null | grep -q '+ptx[0-9]'; then
+	kern_ok=1
+	for c in "9 0 13000 sm_90, kernels: yes" "8 6 13000 sm_86, kernels: yes" \
+		"12 0 13000 sm_120, kernels: yes" \
+		"7 0 13000 sm_70, kernels: no (no code for sm_70 in the kernels (sm " \
+		"9 0 12040 sm_90, kernels: no (the kernels were built by CUDA 13."; do
+		set -- $c
+		want=${c#* * * }
+		env LD_LIBRARY_PATH="$stub${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+			CUSTUB_ATTR="*:COMPUTE_CAPABILITY_MAJOR=$1,*:COMPUTE_CAPABILITY_MINOR=$2" \
+			CUSTUB_DRIVER=$3 "$info" >"$tmp/kern.out" 2>&1
+		if ! grep -E '^cuda +' "$tmp/kern.out" | grep -qF ", $want"; then
+			echo "# sm_$1$2, driver $3: wanted '$want'"
+			grep -E '^cuda +' "$tmp/kern.out" | sed 's/^/# /'
+			kern_ok=0
+		fi
+	done
+	check "gpubuf-info's cuda line says whether the library's kernels run on the device (sm_90, 86, 120 yes; sm_70 and an old driver no, saying why)" \
+		"$tmp/kern.out" -- [ $kern_ok = 1 ]
+	run kernbench env LD_LIBRARY_PATH="$stub${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+		CUSTUB_ATTR="*:COMPUTE_CAPABILITY_MAJOR=7,*:COMPUTE_CAPABILITY_MINOR=0" \
+		"$bench" cuda --size 64K --reps 1 --warmup 0 --json
+	check "gpubuf-bench cuda's device row names sm_70 and that the kernels have no code for it" \
+		"$tmp/kernbench.out" -- grep -q '"info": "device 0 of 1: .*; sm_70, kernels: no (no code for sm_70' "$tmp/kernbench.out"
+else
+	skip "gpubuf-info's cuda line says whether the library's kernels run on the device" \
+		"libgpubuf was built without CUDA kernels (no nvcc)"
+	skip "gpubuf-bench cuda's device row names sm_70 and that the kernels have no code for it" \
+		"libgpubuf was built without CUDA kernels (no nvcc)"
+fi
+
 echo "1..$n"
 [ $failed = 0 ]

@@ -237,6 +237,23 @@ check "the device row gives agent 0's link: 8 GT/s x8, at most 7.9 GB/s each way
 	"$tmp/link.out" -- sh -c "[ \$(cat '$tmp/link.rc') = 0 ] &&
 	grep -q '^hsa,device,.*; link: 0000:2a:00.0 PCIe 8.0 GT/s x8: at most 7.9 GB/s each way\"\$' '$tmp/link.out'"
 
+# Whether the library's code objects cover the agent (issue 49, item 8):
+# the stand-in's gfx90a is carried; a gfx1100 is not, said before a
+# dispatch would answer ENOEXEC.
+lib=${LIBGPUBUF_DIR:-$top/libgpubuf/build}
+if strings "$lib/libgpubuf.so" 2>/dev/null | grep -q 'gfx90a/'; then
+	run hsakern env LD_LIBRARY_PATH="$stub${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$info"
+	run hsakern2 env LD_LIBRARY_PATH="$stub${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+		HSASTUB_ISA=amdgcn-amd-amdhsa--gfx1100 "$info"
+	check "gpubuf-info's hsa line: gfx90a, kernels: yes; a gfx1100 agent: kernels: no, saying why" \
+		"$tmp/hsakern.out" "$tmp/hsakern2.out" -- sh -c "
+		grep -E '^hsa +' '$tmp/hsakern.out' | grep -qF ', gfx90a, kernels: yes' &&
+		grep -E '^hsa +' '$tmp/hsakern2.out' | grep -qF ', gfx1100, kernels: no (no code object for gfx1100 in the kernels (gfx'"
+else
+	skip "gpubuf-info's hsa line: gfx90a, kernels: yes; a gfx1100 agent: kernels: no" \
+		"libgpubuf was built without HSA code objects (no hipcc)"
+fi
+
 # Every host allocation of the loop is freed on every path (valgrind).
 if command -v valgrind >/dev/null 2>&1; then
 	run vg env LD_LIBRARY_PATH="$stub${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" valgrind --leak-check=full \

@@ -77,7 +77,7 @@ struct result {
 				 * -1 unknown */
 	const char *rate_name;	/* cuda: a rate derived from med, or NULL */
 	double rate;
-	char reason[192];	/* unavailable/skipped reason, or info text */
+	char reason[384];	/* unavailable/skipped reason, or info text */
 	char version[32];	/* cuda/hsa: runtime version */
 	int device_count;	/* cuda/hsa */
 };
@@ -94,8 +94,8 @@ struct header {
 	const char *backend;	/* "module", "memfd" or "none" */
 	char driver[64];	/* "abi 1 (min 1), release 0.1.0" or n/a */
 	char library[64];	/* run-time and compile-time versions */
-	char cuda[320];
-	char hsa[320];
+	char cuda[448];
+	char hsa[448];
 	char open_error[256];	/* gpubuf_open_err() message, if it failed */
 };
 

@@ -44,6 +44,7 @@ int mode_cuda(struct bench *b)
 
 #else /* GPUBUF_HAVE_CUDA */
 
+#include "../common/gpuprobe.h"
 #include "../common/pcilink.h"
 #include "cuda.h"
 
@@ -437,7 +438,7 @@ static int cu_setup(struct cuda_bench *cb, char *why, size_t len)
 static void cu_info_row(struct cuda_bench *cb, int count)
 {
 	struct result *r = result_add(cb->b, MODE_CUDA, RES_INFO);
-	char name[128] = "?", dev[32], link[224];
+	char name[128] = "?", dev[32], link[224], kern[240];
 	CUdevice d;
 
 	if (cb->cu->cuDeviceGet(&d, cb->dev) == CUDA_SUCCESS &&
@@ -451,9 +452,11 @@ static void cu_info_row(struct cuda_bench *cb, int count)
 	r->device_count = count;
 	snprintf(dev, sizeof(dev), "cuda:%d", cb->dev);
 	pci_link_text(dev, link, sizeof(link));
-	result_reason(r, "device %d of %d: %s, driver %s, backend %s; cuBLAS: %s%s; link: %s",
+	gpu_kernels_text("cuda", cb->dev, kern, sizeof(kern));
+	result_reason(r, "device %d of %d: %s, driver %s, backend %s; cuBLAS: %s%s; %s; link: %s",
 		      cb->dev, count, name, r->version, cb->b->hdr.backend,
-		      cb->blas ? "" : "unavailable: ", cb->blas_why, link);
+		      cb->blas ? "" : "unavailable: ", cb->blas_why,
+		      kern[0] ? kern : "kernels: ?", link);
 }
 
 int mode_cuda(struct bench *b)

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/gpuprobe.h"
 #include "../common/pcilink.h"
 #include "../common/sysinfo.h"
 #include "bench.h"
@@ -359,7 +360,7 @@ static void hm_info_row(struct hsa_bench *hb)
 	const struct gpubuf_hsa *hsa = hb->hsa;
 	struct result *r = result_add(hb->b, MODE_HSA, RES_INFO);
 	uint16_t major = 0, minor = 0;
-	char name[64] = "?", dev[32], link[224];
+	char name[64] = "?", dev[32], link[224], kern[240];
 
 	/* Agent names are 64 bytes, not always terminated. */
 	if (hsa->hsa_agent_get_info(hb->gpu, HSA_AGENT_INFO_NAME, name) !=
@@ -378,9 +379,11 @@ static void hm_info_row(struct hsa_bench *hb)
 	r->device_count = hb->count;
 	snprintf(dev, sizeof(dev), "hsa:%d", hb->dev);
 	pci_link_text(dev, link, sizeof(link));
-	result_reason(r, "GPU agent %d of %d: %s, HSA %s, backend %s; fine-grained system pool: %s; link: %s",
+	gpu_kernels_text("hsa", hb->dev, kern, sizeof(kern));
+	result_reason(r, "GPU agent %d of %d: %s, HSA %s, backend %s; fine-grained system pool: %s; %s; link: %s",
 		      hb->dev, hb->count, name, r->version, hb->b->hdr.backend,
-		      hsa->have_pool ? "yes" : "none", link);
+		      hsa->have_pool ? "yes" : "none",
+		      kern[0] ? kern : "kernels: ?", link);
 }
 
 int mode_hsa(struct bench *b)

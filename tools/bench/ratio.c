@@ -72,7 +72,7 @@ static void ratio_side_reason(const struct bench *b, enum bench_mode m,
 		    (r->size_bytes && r->size_bytes != size) ||
 		    (strcmp(r->op, op) && strcmp(r->op, "all")))
 			continue;
-		snprintf(out, len, "%s at %s %s: %s", who, sz,
+		snprintf(out, len, "%s at %s %s: %.200s", who, sz,
 			 r->status == RES_SKIPPED ? "skipped" : "unavailable",
 			 r->reason);
 		return;

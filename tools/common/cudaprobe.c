@@ -28,6 +28,19 @@ static int gpu_probe_cuda_loaded(void)
 }
 
 #ifdef GPUBUF_HAVE_CUDA
+/* The device's compute capability, and whether libgpubuf's kernels run there. */
+static void gpu_probe_cuda_kernels(const struct gpubuf_cu *cu, int device,
+				   struct gpu_probe *p)
+{
+	int major = 0, minor = 0,
+	    r = gpubuf_cu_kernels_cover(cu, device, &major, &minor,
+					p->kernels_why, sizeof(p->kernels_why));
+
+	p->kernels = r < 0 ? -1 : r;
+	if (r >= 0)
+		snprintf(p->arch, sizeof(p->arch), "sm_%d%d", major, minor);
+}
+
 static void gpu_probe_cuda_details(struct gpu_probe *p)
 {
 	const struct gpubuf_cu *cu;
@@ -42,6 +55,7 @@ static void gpu_probe_cuda_details(struct gpu_probe *p)
 	    cu->cuDeviceGetName(p->device0, sizeof(p->device0), dev) !=
 	    CUDA_SUCCESS)
 		p->device0[0] = '\0';
+	gpu_probe_cuda_kernels(cu, 0, p);
 }
 #endif
 
@@ -51,6 +65,7 @@ void gpu_probe_cuda(struct gpu_probe *p)
 	int n = 0, err;
 
 	memset(p, 0, sizeof(*p));
+	p->kernels = -1;
 	p->name = "cuda";
 	p->lib = "libcuda.so.1";
 	p->device_count = -1;
@@ -68,4 +83,35 @@ void gpu_probe_cuda(struct gpu_probe *p)
 #ifdef GPUBUF_HAVE_CUDA
 	gpu_probe_cuda_details(p);
 #endif
+}
+
+void gpu_kernels_text(const char *runtime, int device, char *buf,
+		      unsigned long len)
+{
+	struct gpu_probe p;
+
+	memset(&p, 0, sizeof(p));
+	p.kernels = -1;
+	buf[0] = '\0';
+#ifdef GPUBUF_HAVE_CUDA
+	if (!strcmp(runtime, "cuda")) {
+		const struct gpubuf_cu *cu;
+
+		if (gpubuf_cu_get(&cu))
+			return;
+		gpu_probe_cuda_kernels(cu, device, &p);
+	}
+#endif
+#ifdef GPUBUF_HAVE_HSA
+	if (!strcmp(runtime, "hsa"))
+		gpu_probe_hsa_kernels(device, &p);
+#endif
+	(void)device;
+	if (p.kernels < 0)
+		return;
+	if (p.kernels)
+		snprintf(buf, len, "%s, kernels: yes", p.arch);
+	else
+		snprintf(buf, len, "%s, kernels: no (%s)",
+			 p.arch[0] ? p.arch : "?", p.kernels_why);
 }

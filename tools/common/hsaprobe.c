@@ -50,8 +50,27 @@ static void gpu_probe_hsa_details(struct gpu_probe *p)
 		name[sizeof(name) - 1] = '\0';
 		snprintf(p->device0, sizeof(p->device0), "%s", name);
 	}
+	gpu_probe_hsa_kernels(0, p);
 }
 #endif
+
+void gpu_probe_hsa_kernels(int gpu, struct gpu_probe *p)
+{
+#ifdef GPUBUF_HAVE_HSA
+	const struct gpubuf_hsa *hsa;
+	int r;
+
+	p->kernels = -1;
+	if (gpubuf_hsa_get(&hsa))
+		return;
+	r = gpubuf_hsa_kernels_cover(hsa, gpu, p->arch, sizeof(p->arch),
+				     p->kernels_why, sizeof(p->kernels_why));
+	p->kernels = r < 0 ? -1 : r;
+#else
+	(void)gpu;
+	p->kernels = -1;
+#endif
+}
 
 void gpu_probe_hsa(struct gpu_probe *p)
 {
@@ -59,6 +78,7 @@ void gpu_probe_hsa(struct gpu_probe *p)
 	int n = 0, err;
 
 	memset(p, 0, sizeof(*p));
+	p->kernels = -1;
 	p->name = "hsa";
 	p->lib = HSA_SONAME;
 	p->device_count = -1;

@@ -164,6 +164,13 @@ static void text_probe(const struct gpu_probe *p)
 	printf("%-22s ", p->name);
 	if (!p->found)
 		printf("unavailable: %s\n", p->reason);
+	else if (p->usable && p->kernels >= 0)
+		printf("%s version %s, %d device(s)%s%s, %s, kernels: %s%s%s\n",
+		       p->lib, p->version[0] ? p->version : "?",
+		       p->device_count, p->device0[0] ? ", first: " : "",
+		       p->device0, p->arch[0] ? p->arch : "?",
+		       p->kernels ? "yes" : "no (", p->kernels ? "" :
+		       p->kernels_why, p->kernels ? "" : ")");
 	else if (p->usable)
 		printf("%s version %s, %d device(s)%s%s\n", p->lib,
 		       p->version[0] ? p->version : "?", p->device_count,
@@ -245,6 +252,12 @@ static void json_probe(struct json *j, const struct gpu_probe *p)
 		json_int(j, "device_count", p->device_count);
 	if (p->device0[0])
 		json_str(j, "device0", p->device0);
+	if (p->kernels >= 0) {
+		json_str(j, "device0_arch", p->arch);
+		json_bool(j, "device0_kernels", p->kernels);
+		if (!p->kernels)
+			json_str(j, "device0_kernels_why", p->kernels_why);
+	}
 	if (!p->usable)
 		json_str(j, "reason", p->reason);
 	json_obj_end(j);

@@ -21,6 +21,7 @@
 #include <gpubuf/tools.h>
 
 #include "../common/drmdev.h"
+#include "../common/gpuprobe.h"
 #include "../common/json.h"
 #include "../common/pcilink.h"
 #include "topology.h"
@@ -143,16 +144,27 @@ static void topo_devices(struct topo_report *r)
 	int n = 0, i;
 	DIR *dir;
 
+	char name[128], kern[240];
+
+	/* Each GPU's architecture, and whether libgpubuf's kernels run there. */
 	if (!gpubuf_cuda_device_count(&n))
 		for (i = 0; i < n; i++) {
 			snprintf(dev, sizeof(dev), "cuda:%d", i);
-			topo_add(r, dev, "CUDA device");
+			gpu_kernels_text("cuda", i, kern, sizeof(kern));
+			snprintf(name, sizeof(name), "CUDA device%s%.*s%s",
+				 kern[0] ? " (" : "", 100, kern,
+				 kern[0] ? ")" : "");
+			topo_add(r, dev, name);
 		}
 	n = 0;
 	if (!gpubuf_hsa_agents(NULL, 0, &n))
 		for (i = 0; i < n; i++) {
 			snprintf(dev, sizeof(dev), "hsa:%d", i);
-			topo_add(r, dev, "HSA GPU agent");
+			gpu_kernels_text("hsa", i, kern, sizeof(kern));
+			snprintf(name, sizeof(name), "HSA GPU agent%s%.*s%s",
+				 kern[0] ? " (" : "", 100, kern,
+				 kern[0] ? ")" : "");
+			topo_add(r, dev, name);
 		}
 	for (i = 0; i < TOPO_MAX_DEVICES; i++) {
 		struct gpubuf_vk_info vi;

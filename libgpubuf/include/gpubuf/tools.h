@@ -126,6 +126,13 @@ int gpubuf_cu_stream_write(const struct gpubuf_cu *cu, int device,
  * process; 0 if they were loaded already.
  */
 int gpubuf_cu_kernels_load(const struct gpubuf_cu *cu, int device);
+/*
+ * Whether the library's kernels can run on device (its compute capability
+ * in major and minor): 1, 0 with why (no code for it, or a driver older
+ * than the toolkit that built them), or -errno.
+ */
+int gpubuf_cu_kernels_cover(const struct gpubuf_cu *cu, int device,
+			    int *major, int *minor, char *why, size_t len);
 
 #endif /* GPUBUF_HAVE_CUDA */
 
@@ -208,6 +215,13 @@ int gpubuf_hsa_get(const struct gpubuf_hsa **hsa);
  */
 int gpubuf_hsa_fail(const struct gpubuf_hsa *hsa, hsa_status_t s,
 		    const char *what);
+
+/*
+ * Whether the library carries a code object for GPU agent gpu (isa: the
+ * one it would use, or the agent's first ISA): 1, 0 with why, or -errno.
+ */
+int gpubuf_hsa_kernels_cover(const struct gpubuf_hsa *hsa, int gpu,
+			     char *isa, size_t isa_len, char *why, size_t len);
 
 #endif /* GPUBUF_HAVE_HSA */
 
