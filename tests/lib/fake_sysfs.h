@@ -12,7 +12,10 @@
  * no port; soft0 has none either, but its port 1 is net0's, on
  * 0000:2b:00.0 (soft-RoCE). soft1's port is on vlan0, a VLAN over bond0,
  * a bond over net0; soft2's on br0, a bridge of tap0 (no device, no
- * lower) and net0; soft3's on vlan9, over nothing with a device.
+ * lower) and net0; soft3's on vlan9, over nothing with a device; soft4's
+ * on br1, a bridge of net1 (0000:1b:00.0, node 0) and net0 (node 2): the
+ * lowers in name order give net0's; soft5's on deep0, nine VLANs above
+ * net0, one level more than followed.
  * dev/char/1:3 (/dev/null's number) is virtio3, a child of 0000:2b:00.0
  * without a numa_node of its own (a virtio-gpu card's device).
  */
@@ -85,6 +88,15 @@ static int t_fake_sysfs(char *root, size_t len)
 		{ "class/net/br0", NULL },
 		{ "class/net/tap0", NULL },
 		{ "class/net/vlan9", NULL },
+		{ "class/infiniband/soft4/ports/1/gid_attrs/ndevs/0", "br1\n" },
+		{ "class/infiniband/soft5/ports/1/gid_attrs/ndevs/0", "deep0\n" },
+		{ "class/net/br1", NULL },
+		{ "class/net/net1", NULL },
+		{ "class/net/deep0", NULL }, { "class/net/deep1", NULL },
+		{ "class/net/deep2", NULL }, { "class/net/deep3", NULL },
+		{ "class/net/deep4", NULL }, { "class/net/deep5", NULL },
+		{ "class/net/deep6", NULL }, { "class/net/deep7", NULL },
+		{ "class/net/deep8", NULL },
 		{ "bus/pci/devices/0000:2b:00.0/virtio3", NULL },
 		{ "dev/char/1:3", NULL },
 	};
@@ -106,8 +118,25 @@ static int t_fake_sysfs(char *root, size_t len)
 	    t_fs_link(root, "class/net/bond0/lower_net0", "../net0") ||
 	    t_fs_link(root, "class/net/br0/lower_tap0", "../tap0") ||
 	    t_fs_link(root, "class/net/br0/lower_net0", "../net0") ||
-	    t_fs_link(root, "class/net/vlan9/lower_tap0", "../tap0"))
+	    t_fs_link(root, "class/net/vlan9/lower_tap0", "../tap0") ||
+	    t_fs_link(root, "class/net/net1/device",
+		      "../../../bus/pci/devices/0000:1b:00.0") ||
+	    t_fs_link(root, "class/net/br1/lower_net1", "../net1") ||
+	    t_fs_link(root, "class/net/br1/lower_net0", "../net0"))
 		return -1;
+	/* deep0 -> deep1 -> ... -> deep8 -> net0: nine levels. */
+	for (int i = 0; i < 9; i++) {
+		char lower[16], rel[64], target[32];
+
+		if (i < 8)
+			snprintf(lower, sizeof(lower), "deep%d", i + 1);
+		else
+			snprintf(lower, sizeof(lower), "net0");
+		snprintf(rel, sizeof(rel), "class/net/deep%d/lower_%s", i, lower);
+		snprintf(target, sizeof(target), "../%s", lower);
+		if (t_fs_link(root, rel, target))
+			return -1;
+	}
 	return 0;
 }
 

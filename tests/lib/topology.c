@@ -84,6 +84,25 @@ static int memoryless_node_gives_nearest_with_memory(void)
 	return T_PASS;
 }
 
+/* Nothing is cached: a changed sysfs file is read again. */
+static int answers_follow_sysfs_as_it_is(void)
+{
+	char path[512];
+	FILE *f;
+
+	T_EQ(t_tree(), 0);
+	T_EQ(t_node("pci:0000:1b:00.0"), 0);
+	snprintf(path, sizeof(path), "%s/bus/pci/devices/0000:1b:00.0/numa_node",
+		 t_root);
+	f = fopen(path, "w");
+	T_CHECK(f);
+	fputs("2\n", f);
+	fclose(f);
+	T_EQ(t_node("pci:0000:1b:00.0"), 2);
+	t_tree_done();
+	return T_PASS;
+}
+
 static int no_affinity_gives_any(void)
 {
 	T_EQ(t_tree(), 0);
@@ -106,6 +125,8 @@ static int rdma_and_drm_devices_follow_their_links(void)
 	T_EQ(t_node("rdma:soft1"), 2);	/* vlan0 -> bond0 -> net0 */
 	T_EQ(t_node("rdma:soft2"), 2);	/* br0: tap0 has none, net0 */
 	T_EQ(t_node("rdma:soft3"), GPUBUF_NUMA_ANY);	/* no NIC under */
+	T_EQ(t_node("rdma:soft4"), 2);	/* br1: net0 before net1 by name */
+	T_EQ(t_node("rdma:soft5"), GPUBUF_NUMA_ANY);	/* 9 levels: past 8 */
 	T_EQ(t_node("drm:/dev/null"), 2);
 	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	T_CHECK(fd >= 0);
@@ -370,6 +391,7 @@ int main(int argc, char **argv)
 		T_TEST(pci_functions_give_their_nodes),
 		T_TEST(memoryless_node_gives_nearest_with_memory),
 		T_TEST(no_affinity_gives_any),
+		T_TEST(answers_follow_sysfs_as_it_is),
 		T_TEST(rdma_and_drm_devices_follow_their_links),
 		T_TEST(missing_devices_are_enodev),
 		T_TEST(malformed_strings_are_einval),

@@ -387,6 +387,41 @@ TEST_F_TIMEOUT(full_node, memfd_strict_on_a_full_node_is_enomem_without_oom, 300
 	gpubuf_close(ctx);
 }
 
+/*
+ * Node 2 has a CPU and no memory: mbind() refuses it (EINVAL). A memfd
+ * preference for it allocates all the same and says why; a strict
+ * request fails with EINVAL (issue 49, item 2).
+ */
+TEST(memfd_preference_for_a_node_without_memory_allocates)
+{
+	struct gpubuf_alloc_opts o = GPUBUF_ALLOC_OPTS_INIT;
+	struct gpubuf_ctx *ctx;
+	struct gpubuf *buf;
+	char mem[32] = "";
+	FILE *f = fopen("/sys/devices/system/node/has_memory", "r");
+
+	if (f) {
+		if (!fgets(mem, sizeof(mem), f))
+			mem[0] = '\0';
+		fclose(f);
+	}
+	if (access("/sys/devices/system/node/node2", F_OK) || strcmp(mem, "0-1\n"))
+		SKIP(return, "needs node 2 without memory (GPUBUF_VM_NUMA_DEVICES=1); has_memory: %s",
+		     mem);
+	ASSERT_EQ(0, gpubuf_open(&ctx, GPUBUF_OPEN_FORCE_MEMFD |
+				 GPUBUF_OPEN_IGNORE_ENV));
+	o.numa_node = 2;
+	ASSERT_EQ(0, gpubuf_alloc(ctx, NEAR_BYTES, &o, &buf))
+		TH_LOG("%s", gpubuf_last_error());
+	EXPECT_NE(NULL, strstr(gpubuf_last_error(), "numa_node 2 is a preference"))
+		TH_LOG("%s", gpubuf_last_error());
+	EXPECT_NE(NULL, strstr(gpubuf_last_error(), strerror(EINVAL)));
+	gpubuf_unref(buf);
+	o.flags = GPUBUF_ALLOC_NUMA_STRICT;
+	EXPECT_EQ(-EINVAL, gpubuf_alloc(ctx, NEAR_BYTES, &o, &buf));
+	gpubuf_close(ctx);
+}
+
 /* Real nodes this time: each list's buffers are on its node. */
 TEST(pool_keeps_each_nodes_buffers)
 {

@@ -65,6 +65,14 @@ run nodev unshare -m sh -c "mount -t tmpfs none /dev && mkdir -p /run && mount -
 [ "$(rc nodev)" = 0 ] &&
 	grep -q '^backend  *none: open /dev/gpubuf: no such device node, but gpubuf.ko is loaded: this container was not given the device (podman run --device gpubuf.org/gpubuf=all)$' "$tmp/nodev.out"
 result $? "without /dev/gpubuf in a container's mount namespace, the module loaded: the message names the CDI device" "$tmp/nodev.out"
+# Docker's mark (/.dockerenv) says container too.
+touch /.dockerenv 2>/dev/null
+run nodevdocker unshare -m sh -c "mount -t tmpfs none /dev && mkdir -p /run && mount -t tmpfs none /run &&
+	GPUBUF_BACKEND=module '$info'"
+rm -f /.dockerenv
+[ "$(rc nodevdocker)" = 0 ] &&
+	grep -q 'this container was not given the device' "$tmp/nodevdocker.out"
+result $? "without /dev/gpubuf and with Docker's /.dockerenv: the container's message" "$tmp/nodevdocker.out"
 # The same on a host (no container's mark): udev has not made the node,
 # which is no matter of containers (issue 49, item 6).
 run nodevhost unshare -m sh -c "mount -t tmpfs none /dev && mkdir -p /run && mount -t tmpfs none /run &&

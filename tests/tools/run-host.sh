@@ -771,10 +771,14 @@ if command -v systemd-analyze >/dev/null 2>&1 &&
 	systemd-analyze security --offline=yes --threshold=15 "$unit" \
 		>"$tmp/analyze.out" 2>&1
 	echo $? >"$tmp/analyze.rc"
-	check "gpubuf-prometheus.service: ExecStart is gpubuf-info --prometheus=FILE, no shell; systemd-analyze security exposure at most 1.5" \
+	check "gpubuf-prometheus.service: ExecStart is gpubuf-info --prometheus=FILE, no shell, no capability; its timer 10 s after boot, then every 30 s; systemd-analyze security exposure at most 1.5" \
 		"$tmp/analyze.out" -- sh -c "[ \$(cat '$tmp/analyze.rc') = 0 ] &&
 		grep -qx 'ExecStart=/usr/bin/gpubuf-info --prometheus=/var/lib/prometheus/node-exporter/gpubuf.prom' '$unit' &&
 		! grep -q '/bin/sh' '$unit' &&
+		grep -qx 'CapabilityBoundingSet=' '$unit' && grep -qx 'AmbientCapabilities=' '$unit' &&
+		! grep -Eq '^(User|Group|DynamicUser)=' '$unit' &&
+		grep -qx 'OnBootSec=10s' '$top/systemd/gpubuf-prometheus.timer' &&
+		grep -qx 'OnUnitActiveSec=30s' '$top/systemd/gpubuf-prometheus.timer' &&
 		grep -Eq 'Overall exposure level for gpubuf-prometheus.service: (0\.[0-9]|1\.[0-5]) ' '$tmp/analyze.out'"
 else
 	skip "gpubuf-prometheus.service: systemd-analyze security exposure at most 1.5" \
@@ -858,6 +862,18 @@ PY
 		grep -Eq '^hsa:1 +- +\\? .*no PCI device 0000:2b:00.0' '$tmp/topotext.out' &&
 		grep -Eq '^1 +20 +10 +no\$' '$tmp/topotext.out'"
 fi
+# Past 64 devices likewise: 70 RDMA devices, 64 rows.
+fs3=$tmp/sysfs-devices
+for i in $(seq 0 69); do mkdir -p "$fs3/class/infiniband/many$i"; done
+run topomany env GPUBUF_SYSFS_ROOT="$fs3" "$info" --topology --json
+check "gpubuf-info --topology with 70 RDMA devices lists 64 and says the rest were left out" \
+	"$tmp/topomany.out" -- python3 -c "
+import json, sys
+d = json.load(open(sys.argv[1]))
+rdma = [x for x in d['devices'] if x['device'].startswith('rdma:')]
+assert len(d['devices']) == 64 and d['devices_not_listed'] == 70 - len(rdma), (len(d['devices']), d['devices_not_listed'])
+" "$tmp/topomany.out"
+
 # Past 64 nodes the table is cut, and says so (issue 49, item 6).
 fs2=$tmp/sysfs-nodes
 mkdir -p "$fs2/devices/system/node"
