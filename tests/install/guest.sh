@@ -340,11 +340,20 @@ cdi_checks() {
 	result "podman run --device gpubuf.org/gpubuf=all: the container allocates, maps and reads back a buffer on the module backend" \
 		sh -c "$podman run --rm --network=none --device gpubuf.org/gpubuf=all $image /cdi-check >$out/cdi-with.txt 2>&1;
 			rc=\$?; cat $out/cdi-with.txt; [ \$rc = 0 ] && grep -q '^ok: backend module' $out/cdi-with.txt"
+	# The spec's mode, not the runtime's 0666; owned by the container's
+	# user (root here, and a non-root one below).
+	result "the container's /dev/gpubuf is 0660, the container user's" \
+		grep -q '^/dev/gpubuf: mode 660 uid 0 gid 0$' "$out/cdi-with.txt"
+	result "podman run --user 1000:1000 --device gpubuf.org/gpubuf=all: that user owns the node (0660) and allocates" \
+		sh -c "$podman run --rm --network=none --user 1000:1000 --device gpubuf.org/gpubuf=all $image /cdi-check >$out/cdi-user.txt 2>&1;
+			rc=\$?; cat $out/cdi-user.txt; [ \$rc = 0 ] &&
+			grep -q '^/dev/gpubuf: mode 660 uid 1000 gid 1000$' $out/cdi-user.txt &&
+			grep -q '^ok: backend module' $out/cdi-user.txt"
 	result "podman run without the device: -ENOENT, the message naming the CDI device to ask for" \
 		sh -c "$podman run --rm --network=none $image /cdi-check >$out/cdi-without.txt 2>&1;
 			rc=\$?; cat $out/cdi-without.txt; [ \$rc = 3 ] &&
 			grep -F 'this container was not given the device (podman run --device gpubuf.org/gpubuf=all)' $out/cdi-without.txt"
-	sed 's/^/#   container: /' "$out/cdi-with.txt" "$out/cdi-without.txt" >>"$out/tap" 2>/dev/null
+	sed 's/^/#   container: /' "$out/cdi-with.txt" "$out/cdi-user.txt" "$out/cdi-without.txt" >>"$out/tap" 2>/dev/null
 	$podman rmi -a -f >/dev/null 2>&1
 	rm -rf /run/gpubuf-podman /tmp/cdi-root
 	find /etc/containers /etc/cni /var/lib/containers 2>/dev/null | sort |

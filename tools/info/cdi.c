@@ -8,9 +8,13 @@
  * cdiVersion 0.3.0, the first tagged version, because the spec uses only
  * what it has (deviceNodes with a path): a runtime accepts a spec whose
  * version it knows, and older runtimes (Debian 12's podman 4.3) know fewer.
- * No major, minor or mode: the runtime takes them from the host's node when
- * the container starts, so the spec stays right across module reloads
- * (a misc device's minor is dynamic) and needs no regeneration.
+ * No major or minor: the runtime takes them from the host's node when the
+ * container starts, so the spec stays right across module reloads (a misc
+ * device's minor is dynamic) and needs no regeneration. The mode is the
+ * host's 0660, and the cgroup access "rw" without "m" (a container has no
+ * reason to make device nodes); without them runtimes give 0666 and
+ * "rwm". With no uid or gid the runtime makes the node the container
+ * process's user's (CDI's rule), so that user, root or not, opens it.
  */
 #include <stdio.h>
 
@@ -34,6 +38,8 @@ int info_cdi(void)
 	json_arr_begin(&j, "deviceNodes");
 	json_obj_begin(&j, NULL);
 	json_str(&j, "path", "/dev/gpubuf");
+	json_str(&j, "permissions", "rw");
+	json_int(&j, "fileMode", 0660);
 	json_obj_end(&j);
 	json_arr_end(&j);
 	json_obj_end(&j);
