@@ -81,18 +81,29 @@ static hsa_status_t gpubuf_hsak_isa_cb(hsa_isa_t isa, void *data)
 	return scan->match ? HSA_STATUS_INFO_BREAK : HSA_STATUS_SUCCESS;
 }
 
+/* The agent's ISAs against our code objects, into scan; 0 or -errno. */
+static int gpubuf_hsak_scan(const struct gpubuf_hsa *hsa, int gpu,
+			    struct gpubuf_hsak_isa_scan *scan)
+{
+	hsa_status_t s;
+
+	s = hsa->hsa_agent_iterate_isas(hsa->gpus[gpu], gpubuf_hsak_isa_cb,
+					scan);
+	if (scan->err != HSA_STATUS_SUCCESS)
+		return gpubuf_hsa_fail(hsa, scan->err, "hsa_isa_get_info_alt");
+	if (s != HSA_STATUS_SUCCESS && s != HSA_STATUS_INFO_BREAK)
+		return gpubuf_hsa_fail(hsa, s, "hsa_agent_iterate_isas");
+	return 0;
+}
+
 static int gpubuf_hsak_pick(const struct gpubuf_hsa *hsa, int gpu,
 			    struct gpubuf_hsak_agent *a)
 {
 	struct gpubuf_hsak_isa_scan scan = { .hsa = hsa };
-	hsa_status_t s;
+	int err = gpubuf_hsak_scan(hsa, gpu, &scan);
 
-	s = hsa->hsa_agent_iterate_isas(hsa->gpus[gpu], gpubuf_hsak_isa_cb,
-					&scan);
-	if (scan.err != HSA_STATUS_SUCCESS)
-		return gpubuf_hsa_fail(hsa, scan.err, "hsa_isa_get_info_alt");
-	if (s != HSA_STATUS_SUCCESS && s != HSA_STATUS_INFO_BREAK)
-		return gpubuf_hsa_fail(hsa, s, "hsa_agent_iterate_isas");
+	if (err)
+		return err;
 	if (!scan.match) {
 		gpubuf_error_set("HSA GPU agent %d has ISA %s; libgpubuf carries code objects for %s only",
 				 gpu, scan.first[0] ? scan.first : "(none)",
@@ -114,17 +125,14 @@ GPUBUF_EXPORT int gpubuf_hsa_kernels_cover(const struct gpubuf_hsa *hsa,
 {
 	struct gpubuf_hsak_isa_scan scan = { .hsa = hsa };
 	const char *name;
-	hsa_status_t s;
+	int err;
 
 	why[0] = isa[0] = '\0';
 	if (gpu < 0 || gpu >= hsa->n_gpus)
 		return -ENODEV;
-	s = hsa->hsa_agent_iterate_isas(hsa->gpus[gpu], gpubuf_hsak_isa_cb,
-					&scan);
-	if (scan.err != HSA_STATUS_SUCCESS)
-		return gpubuf_hsa_fail(hsa, scan.err, "hsa_isa_get_info_alt");
-	if (s != HSA_STATUS_SUCCESS && s != HSA_STATUS_INFO_BREAK)
-		return gpubuf_hsa_fail(hsa, s, "hsa_agent_iterate_isas");
+	err = gpubuf_hsak_scan(hsa, gpu, &scan);
+	if (err)
+		return err;
 	/* The processor alone: "gfx90a" of "amdgcn-amd-amdhsa--gfx90a:xnack-". */
 	name = scan.match ? scan.match->isa : scan.first[0] ? scan.first :
 	       "(none)";

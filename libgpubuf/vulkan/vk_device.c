@@ -490,11 +490,39 @@ static int gpubuf_vk_create_device(struct gpubuf_vk *vk)
 	return 0;
 }
 
+/*
+ * An instance of our own and device index picked in it, no logical device
+ * yet: what gpubuf_vk_open() and gpubuf_vk_phys_info() both start from.
+ * 0, or -errno with nothing left.
+ */
+static int gpubuf_vk_open_physical(int index, bool validation,
+				   struct gpubuf_vk **out)
+{
+	PFN_vkGetInstanceProcAddr gipa;
+	struct gpubuf_vk *vk;
+	int err = gpubuf_vk_loader(&gipa);
+
+	if (err)
+		return err;
+	vk = gpubuf_vk_new();
+	if (!vk)
+		return -ENOMEM;
+	vk->own = true;
+	err = gpubuf_vk_create_instance(vk, gipa, validation);
+	if (!err)
+		err = gpubuf_vk_pick(vk, index);
+	if (err) {
+		gpubuf_vk_free(vk);
+		return err;
+	}
+	*out = vk;
+	return 0;
+}
+
 GPUBUF_EXPORT int gpubuf_vk_open(int index, unsigned int flags,
 				 struct gpubuf_vk **out)
 {
 	GPUBUF_KEEP_ERRNO;
-	PFN_vkGetInstanceProcAddr gipa;
 	uint64_t max_flops;
 	struct gpubuf_vk *vk;
 	int err;
@@ -508,20 +536,13 @@ GPUBUF_EXPORT int gpubuf_vk_open(int index, unsigned int flags,
 	}
 	err = gpubuf_vk_max_flops_env(&max_flops);
 	if (!err)
-		err = gpubuf_vk_loader(&gipa);
+		err = gpubuf_vk_open_physical(index,
+					      flags & GPUBUF_VK_OPEN_VALIDATION,
+					      &vk);
 	if (err)
 		return err;
-	vk = gpubuf_vk_new();
-	if (!vk)
-		return -ENOMEM;
-	vk->own = true;
 	vk->max_flops = max_flops;
-	err = gpubuf_vk_create_instance(vk, gipa,
-					flags & GPUBUF_VK_OPEN_VALIDATION);
-	if (!err)
-		err = gpubuf_vk_pick(vk, index);
-	if (!err)
-		err = gpubuf_vk_create_device(vk);
+	err = gpubuf_vk_create_device(vk);
 	if (!err) {
 		gpubuf_vk_read_properties(vk);
 		err = gpubuf_vk_kernels_init(vk);
@@ -541,7 +562,6 @@ GPUBUF_EXPORT int gpubuf_vk_open(int index, unsigned int flags,
  */
 int gpubuf_vk_phys_info(int index, struct gpubuf_vk_info *info)
 {
-	PFN_vkGetInstanceProcAddr gipa;
 	struct gpubuf_vk *vk;
 	int err;
 
@@ -549,22 +569,13 @@ int gpubuf_vk_phys_info(int index, struct gpubuf_vk_info *info)
 		gpubuf_error_set("no Vulkan device %d", index);
 		return -ENODEV;
 	}
-	err = gpubuf_vk_loader(&gipa);
+	err = gpubuf_vk_open_physical(index, false, &vk);
 	if (err)
 		return err;
-	vk = gpubuf_vk_new();
-	if (!vk)
-		return -ENOMEM;
-	vk->own = true;
-	err = gpubuf_vk_create_instance(vk, gipa, false);
-	if (!err)
-		err = gpubuf_vk_pick(vk, index);
-	if (!err) {
-		gpubuf_vk_read_properties(vk);
-		*info = vk->info;
-	}
+	gpubuf_vk_read_properties(vk);
+	*info = vk->info;
 	gpubuf_vk_free(vk);
-	return err;
+	return 0;
 }
 
 /*

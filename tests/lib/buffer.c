@@ -254,25 +254,6 @@ static int memfd_numa_node_is_placed(void)
 	return T_PASS;
 }
 
-/*
- * memfd buffer mappings of this process: a leaked one shows as one more.
- * Only the library's own: the C library maps and unmaps for itself (a
- * malloc arena) whenever it likes.
- */
-static int t_maps(void)
-{
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[512];
-	int n = 0;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		n += !!strstr(line, "memfd:gpubuf");
-	fclose(f);
-	return n;
-}
-
 /* Docker's and podman's default seccomp profiles: mbind(2) is EPERM. */
 static int t_refuse_mbind(void)
 {
@@ -310,7 +291,7 @@ static int t_refused_mbind_child(void)
 	if (syscall(SYS_mbind, NULL, 0, MPOL_DEFAULT, NULL, 0, 0) != -1 ||
 	    errno != EPERM)
 		return __LINE__;
-	maps = t_maps();
+	maps = t_buffer_maps();
 	o.numa_node = 0;
 	/* A preference: allocated anyway, and the thread's error says why. */
 	if (gpubuf_alloc(ctx, 1 << 20, &o, &buf))
@@ -333,7 +314,7 @@ static int t_refused_mbind_child(void)
 		return __LINE__;
 	if (!strstr(gpubuf_last_error(), "strict: mbind"))
 		return __LINE__;
-	if (t_maps() != maps)
+	if (t_buffer_maps() != maps)
 		return __LINE__;
 	/* No node named: no mbind, nothing said. */
 	o.flags = 0;

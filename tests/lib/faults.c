@@ -519,25 +519,6 @@ static int set_buf_vgem(struct state *s)
 }
 
 /*
- * Buffer mappings of this process: memfd ones ("/memfd:gpubuf") and
- * dma-buf ones. A failure that leaves one behind leaks the buffer's pages
- * though no descriptor stays open.
- */
-static int t_buffer_maps(void)
-{
-	FILE *f = fopen("/proc/self/maps", "r");
-	char line[512];
-	int n = 0;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		n += strstr(line, "memfd:gpubuf") || strstr(line, "dmabuf");
-	fclose(f);
-	return n;
-}
-
-/*
  * Fail the call's nth C library call for n = 1, 2, ... until the call no
  * longer reaches it. Prints one TAP line; returns whether it passed.
  */
