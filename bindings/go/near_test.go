@@ -147,4 +147,11 @@ func TestPoolNearAndGetNode(t *testing.T) {
 	if _, err := p.GetNode(4096, -2, false); err == nil {
 		t.Errorf("GetNode(-2) worked")
 	}
+	if st := p.Stats(); st.NodeLists != 2 {
+		t.Errorf("%d node lists, want 2 (node 0 and any)", st.NodeLists)
+	}
+	p.Trim()
+	if st := p.Stats(); st.NodeLists != 0 || st.CachedBuffers != 0 {
+		t.Errorf("after Trim: %+v, want no list and no buffer", st)
+	}
 }

@@ -30,6 +30,7 @@ type PoolStats struct {
 	CachedBytes   uint64 // idle bytes now
 	CachedBuffers uint64 // idle buffers now
 	OtherNodeHits uint64 // GetNode hits from another node's buffers
+	NodeLists     uint64 // nodes with free lists now; Trim frees them
 }
 
 // Pool caches buffers in power-of-two size classes (gpubuf_pool_create(3)),
@@ -187,6 +188,7 @@ func (p *Pool) Stats() PoolStats {
 		Hits: uint64(st.hits), Misses: uint64(st.misses), Puts: uint64(st.puts),
 		Drops: uint64(st.drops), CachedBytes: uint64(st.cached_bytes),
 		CachedBuffers: uint64(st.cached_buffers), OtherNodeHits: uint64(st.other_node_hits),
+		NodeLists: uint64(st.node_lists),
 	}
 }
 

@@ -70,6 +70,7 @@ static struct gpubuf_pool_node *gpubuf_pool_node(struct gpubuf_pool *p,
 	n->node = node;
 	grown[p->nr_nodes++] = n;
 	p->nodes = grown;
+	p->st.node_lists = p->nr_nodes;
 	return n;
 }
 
@@ -371,17 +372,26 @@ GPUBUF_EXPORT void gpubuf_pool_trim(struct gpubuf_pool *p)
 
 	if (!p)
 		return;
-	/* Every list onto one chain, then munmap outside the lock. */
+	/*
+	 * Every list onto one chain, then munmap outside the lock. The
+	 * lists, empty now, go too: a program that asked for many nodes in
+	 * turn does not keep one per node it ever named.
+	 */
 	pthread_mutex_lock(&p->lock);
-	for (size_t n = 0; n < p->nr_nodes; n++)
+	for (size_t n = 0; n < p->nr_nodes; n++) {
 		for (size_t i = 0; i < GPUBUF_POOL_CLASSES; i++) {
 			for (b = p->nodes[n]->free[i]; b; b = next) {
 				next = b->next;
 				b->next = idle;
 				idle = b;
 			}
-			p->nodes[n]->free[i] = NULL;
 		}
+		free(p->nodes[n]);
+	}
+	free(p->nodes);
+	p->nodes = NULL;
+	p->nr_nodes = 0;
+	p->st.node_lists = 0;
 	p->st.cached_bytes = 0;
 	p->st.cached_buffers = 0;
 	pthread_mutex_unlock(&p->lock);
@@ -398,9 +408,6 @@ GPUBUF_EXPORT void gpubuf_pool_destroy(struct gpubuf_pool *p)
 	if (!p)
 		return;
 	gpubuf_pool_trim(p);
-	for (size_t n = 0; n < p->nr_nodes; n++)
-		free(p->nodes[n]);
-	free(p->nodes);
 	pthread_mutex_destroy(&p->lock);
 	free(p);
 }

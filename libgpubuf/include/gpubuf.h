@@ -322,7 +322,8 @@ struct gpubuf_pool_stats {
 	uint64_t cached_bytes;		/* idle bytes now */
 	uint64_t cached_buffers;	/* idle buffers now */
 	uint64_t other_node_hits;	/* hits from another node's list */
-	uint64_t reserved[3];		/* zero */
+	uint64_t node_lists;		/* nodes with free lists now */
+	uint64_t reserved[2];		/* zero */
 };
 
 int gpubuf_pool_create(struct gpubuf_ctx *ctx,

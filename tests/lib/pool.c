@@ -493,14 +493,30 @@ static int node_lists_are_kept_apart(void)
 	T_EQ(gpubuf_pool_put(pool, c), 0);
 	gpubuf_pool_stats(pool, &st);
 	T_EQ(st.other_node_hits, 2);
+	/* Lists for node 0 and for no node in particular, nothing else. */
+	T_EQ(st.node_lists, 2);
 	T_EQ(st.reserved[0], 0);
-	/* Bad node or flags: refused, nothing counted. */
+	T_EQ(st.reserved[1], 0);
+	/* Bad node or flags: refused, nothing counted, no list made. */
 	T_EQ(gpubuf_pool_get_node(pool, t_ps(), -2, 0, &b), -EINVAL);
 	T_EQ(gpubuf_pool_get_node(pool, t_ps(), 0, 2, &b), -EINVAL);
 	T_EQ(gpubuf_pool_get_node(NULL, t_ps(), 0, 0, &b), -EINVAL);
+	T_EQ(gpubuf_pool_get_node(pool, t_ps(), 1 << 20, 0, &b), -EINVAL);
+	gpubuf_pool_stats(pool, &st);
+	T_EQ(st.node_lists, 2);
+	/* Trim frees the lists with the buffers; the pool still works. */
 	gpubuf_pool_trim(pool);
 	gpubuf_pool_stats(pool, &st);
 	T_EQ(st.cached_buffers, 0);
+	T_EQ(st.node_lists, 0);
+	T_EQ(gpubuf_pool_get_node(pool, t_ps(), 0, 0, &b), 0);
+	T_EQ(gpubuf_pool_put(pool, b), 0);
+	gpubuf_pool_stats(pool, &st);
+	T_EQ(st.node_lists, 1);
+	T_EQ(st.cached_buffers, 1);
+	T_EQ(gpubuf_pool_get_node(pool, t_ps(), 0, 0, &c), 0);
+	T_CHECK(c == b);
+	T_EQ(gpubuf_pool_put(pool, c), 0);
 	gpubuf_pool_destroy(pool);
 	gpubuf_close(ctx);
 	return T_PASS;

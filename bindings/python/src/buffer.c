@@ -494,11 +494,12 @@ static PyObject *pgb_pool_stats(pgb_Pool *self, PyObject *unused)
 	if (!pool)
 		return NULL;
 	gpubuf_pool_stats(pool, &st);
-	return Py_BuildValue("{sKsKsKsKsKsKsK}", "hits", st.hits, "misses", st.misses,
+	return Py_BuildValue("{sKsKsKsKsKsKsKsK}", "hits", st.hits, "misses", st.misses,
 			     "puts", st.puts, "drops", st.drops,
 			     "cached_bytes", st.cached_bytes,
 			     "cached_buffers", st.cached_buffers,
-			     "other_node_hits", st.other_node_hits);
+			     "other_node_hits", st.other_node_hits,
+			     "node_lists", st.node_lists);
 }
 
 static PyObject *pgb_pool_close(pgb_Pool *self, PyObject *unused)
@@ -537,7 +538,7 @@ static PyMethodDef pgb_pool_methods[] = {
 	{ "trim", (PyCFunction)pgb_pool_trim, METH_NOARGS, "trim()\n\nFree every cached buffer." },
 	{ "stats", (PyCFunction)pgb_pool_stats, METH_NOARGS,
 	  "stats() -> dict\n\nhits, misses, puts, drops, cached_bytes, cached_buffers,\n"
-	  "other_node_hits." },
+	  "other_node_hits, node_lists (nodes with free lists now; trim frees them)." },
 	{ "close", (PyCFunction)pgb_pool_close, METH_NOARGS,
 	  "close()\n\nFree the cached buffers; buffers handed out stay valid." },
 	{ "__enter__", (PyCFunction)pgb_pool_enter, METH_NOARGS, NULL },

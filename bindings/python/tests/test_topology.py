@@ -141,6 +141,9 @@ def test_pool_lists_per_node(sysfs, ctx):
         assert p.stats()["other_node_hits"] == 1
         p.put(b)
         p.put(d)
+        assert p.stats()["node_lists"] == 2  # node 0 and none in particular
+        p.trim()
+        assert p.stats()["node_lists"] == 0
         with pytest.raises(gpubuf.Error) as e:
             p.get(4096, any_node=True)       # no node to widen
         assert e.value.errno == errno.EINVAL
