@@ -28,5 +28,6 @@ GPUBUF_SPIRV(gemv_sg_f32, "gemv_sg_f32.spv")
 GPUBUF_SPIRV(gemv_sg_f64, "gemv_sg_f64.spv")
 GPUBUF_SPIRV(gemm_f32, "gemm_f32.spv")
 GPUBUF_SPIRV(gemm_f64, "gemm_f64.spv")
+GPUBUF_SPIRV(stream_read_f32, "stream_read_f32.spv")
 
 	.section .note.GNU-stack, "", @progbits

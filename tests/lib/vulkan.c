@@ -7,8 +7,9 @@
  * GEMV/GEMM shaders run on the imported memory: f32 and f64, every layout
  * of every operand, padded ld, sub-views, ragged sizes, k = 0, beta = 0
  * over NaN, alpha = 0 over NaN inputs, checked against a double
- * reference; padding (NaN) is never written. One device runs with the
- * validation layer, which must report nothing.
+ * reference; padding (NaN) is never written. The streaming-read kernel
+ * of gpubuf-bench's device read ceiling reads every word. One device runs
+ * with the validation layer, which must report nothing.
  */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -25,6 +26,8 @@
 #include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <gpubuf/tools.h>
 
 #include "tap.h"
 #include "gemm_ref.h"
@@ -914,6 +917,81 @@ static int bounded_submissions_match_reference(void)
 	return T_PASS;
 }
 
+/*
+ * The device read ceiling's kernel (gpubuf_vk_stream_read, what
+ * gpubuf-bench vulkan's device_read row runs) reads every 16-byte word:
+ * one word holding the magic value in a zeroed buffer makes the xor equal
+ * it, so the sink is written, wherever the word lies, also across
+ * submissions cut by GPUBUF_VK_MAX_FLOPS; a range that stops just before
+ * the word leaves the sink alone.
+ */
+static int t_stream_read(struct gpubuf_vk *vk, struct gpubuf *buf,
+			 uint64_t addr, size_t words, struct gpubuf *sink,
+			 uint64_t sink_addr, size_t pos, size_t read_words,
+			 uint32_t want)
+{
+	uint32_t *w = gpubuf_ptr(buf), *got = gpubuf_ptr(sink);
+
+	memset(w, 0, words * 16);
+	w[pos * 4] = 0x9e3779b9u;
+	*got = 0;
+	T_EQ(gpubuf_vk_stream_read(vk, addr, read_words * 16, sink_addr), 0);
+	if (*got != want) {
+		printf("# word %zu of %zu, %zu read: sink %#x, want %#x\n",
+		       pos, words, read_words, *got, want);
+		return T_FAIL;
+	}
+	return T_PASS;
+}
+
+static int stream_read_reads_every_word(void)
+{
+	static const char *const bounds[] = { NULL, "4000" };
+	const size_t words = (1u << 20) / 16;
+	const size_t at[] = { 0, 1, 63, 64, 999, 1000, 1001, words / 2,
+			      words - 1 };
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf_vk_memory m, ms;
+	struct gpubuf *buf, *sink;
+
+	T_EQ(gpubuf_alloc(ctx, words * 16, NULL, &buf), 0);
+	T_EQ(gpubuf_alloc(ctx, 4096, NULL, &sink), 0);
+	for (size_t b = 0; b < sizeof(bounds) / sizeof(bounds[0]); b++) {
+		struct gpubuf_vk *vk;
+
+		if (bounds[b])
+			T_EQ(setenv("GPUBUF_VK_MAX_FLOPS", bounds[b], 1), 0);
+		vk = t_vk(0);
+		unsetenv("GPUBUF_VK_MAX_FLOPS");
+		T_CHECK(vk);
+		T_EQ(gpubuf_vk_import(buf, vk, &m), 0);
+		T_EQ(gpubuf_vk_import(sink, vk, &ms), 0);
+		for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+			T_EQ(t_stream_read(vk, buf, m.address, words, sink,
+					   ms.address, at[i], words,
+					   0x9e3779b9u), T_PASS);
+			/* Stopping just before the word: not read. */
+			T_EQ(t_stream_read(vk, buf, m.address, words, sink,
+					   ms.address, at[i], at[i], 0),
+			     T_PASS);
+		}
+		/* Bad arguments: nothing runs. */
+		T_EQ(gpubuf_vk_stream_read(NULL, m.address, 16, 0), -EINVAL);
+		T_EQ(gpubuf_vk_stream_read(vk, m.address + 4, 16, 0), -EINVAL);
+		T_EQ(gpubuf_vk_stream_read(vk, m.address, 24, 0), -EINVAL);
+		T_EQ(gpubuf_vk_stream_read(vk, m.address, 16, ms.address + 2),
+		     -EINVAL);
+		T_EQ(gpubuf_vk_stream_read(vk, 0, 16, 0), -EINVAL);
+		T_EQ(gpubuf_vk_release(buf, vk), 0);
+		T_EQ(gpubuf_vk_release(sink, vk), 0);
+		gpubuf_vk_close(vk);
+	}
+	gpubuf_unref(buf);
+	gpubuf_unref(sink);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
 struct t_thread {
 	struct gpubuf_ctx *ctx;
 	struct gpubuf_vk *vk;
@@ -1000,6 +1078,7 @@ int main(void)
 		T_TEST_ON(T_VULKAN, gemv_aligned_rows_match_reference),
 		T_TEST_ON(T_VULKAN, gemm_every_layout_matches_reference),
 		T_TEST_ON(T_VULKAN, bounded_submissions_match_reference),
+		T_TEST_ON(T_VULKAN, stream_read_reads_every_word),
 		T_TEST_ON(T_VULKAN, validation_layer_reports_nothing),
 		T_TEST_ON(T_VULKAN, threads_share_a_device),
 		T_TEST_ON(T_VULKAN, fork_child_gets_enodev),

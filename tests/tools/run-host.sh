@@ -394,7 +394,7 @@ ls /usr/lib/*/openblas-*/libopenblas.so.0 >/dev/null 2>&1 && have_openblas=1
 if grep -q '"mode": "vulkan", "op": "all", "memory": "-", "status": "unavailable"' "$tmp/vulkan.out"; then
 	not_ok "gpubuf-bench vulkan runs: no Vulkan device (install mesa-vulkan-drivers)" "$tmp/vulkan.out"
 elif [ $have_py = 1 ]; then
-	check "gpubuf-bench vulkan: GEMV in place and after a copy with effective GB/s, the host's read of the same memory, the GEMM's GFLOP/s, OpenBLAS's sgemv and sgemm (where installed), import cost, the ratios, launch latency rows with their p99; a CPU device says it is not a GPU" \
+	check "gpubuf-bench vulkan: GEMV in place and after a copy with effective GB/s, the host's and the device's read of the same memory, the GEMM's GFLOP/s, OpenBLAS's sgemv and sgemm (where installed), import cost, the ratios, launch latency rows with their p99; a CPU device says it is not a GPU" \
 		"$tmp/vulkan.out" "$tmp/vulkan.err" -- sh -c "[ \$(cat '$tmp/vulkan.rc') = 0 ] &&
 		python3 - '$tmp/vulkan.out' $have_openblas" <<'PY'
 import json, sys
@@ -417,8 +417,9 @@ for op, rate, ratio in (("openblas_sgemv", "effective_gb_per_s", "gemv_inplace_v
 # size, have the plain names, those at 512K their size in the name.
 small = [r for r in res if r.get("size_bytes") == 512 << 10]
 assert {r["op"] for r in small if r["status"] == "ok"} >= {
-    "gemv_inplace", "gemv_copy", "vk_import", "host_read"}, small
-for name in ("gemv_inplace_vs_copy", "gemv_inplace_vs_host_read"):
+    "gemv_inplace", "gemv_copy", "vk_import", "host_read", "device_read"}, small
+for name in ("gemv_inplace_vs_copy", "gemv_inplace_vs_host_read",
+             "gemv_inplace_vs_device_read"):
     rat = d["ratios"][name + "_512K"]
     assert rat["status"] == "ok" and rat["pairs"] == 3 and rat["size_bytes"] == 512 << 10, rat
     assert d["ratios"][name]["size_bytes"] == 1 << 20, d["ratios"][name]
@@ -434,12 +435,13 @@ assert len(info) == 1, res
 ok = {(r["op"], r["memory"]) for r in res if r["status"] == "ok"}
 assert ok == {("gemv_inplace", "gpubuf"), ("gemv_copy", "device_copy"),
               ("vk_import", "gpubuf"), ("host_read", "gpubuf"),
+              ("device_read", "gpubuf"),
               ("empty_submit", "-"), ("gemv_1x1", "gpubuf"),
               ("vadd_1m", "gpubuf")}, res
 # GEMV and the host's read of the same memory as effective GB/s.
 eff = {r["op"]: r["effective_gb_per_s"] for r in res
        if r["status"] == "ok" and "effective_gb_per_s" in r}
-assert set(eff) == {"gemv_inplace", "gemv_copy", "host_read"}, res
+assert set(eff) == {"gemv_inplace", "gemv_copy", "host_read", "device_read"}, res
 assert all(v > 0 for v in eff.values()), eff
 lat = {r["op"]: r for r in res if r["status"] == "ok" and "us" in r}
 assert set(lat) == {"empty_submit", "gemv_1x1", "vadd_1m"}, res
@@ -449,7 +451,8 @@ assert lat["empty_submit"]["reps"] == 1000 and lat["gemv_1x1"]["reps"] == 1000, 
 assert lat["vadd_1m"]["reps"] == 3 and lat["vadd_1m"]["size_bytes"] == 4 << 20, lat
 assert all(l["us"] > 0 and l["p99_us"] >= l["us"] for l in lat.values()), lat
 assert all(r["ms"] > 0 for r in res if r["status"] == "ok" and r["op"] not in lat), res
-for name in ("gemv_inplace_vs_copy", "gemv_inplace_vs_host_read"):
+for name in ("gemv_inplace_vs_copy", "gemv_inplace_vs_host_read",
+             "gemv_inplace_vs_device_read"):
     rat = d["ratios"][name]
     assert rat["status"] == "ok" and rat["pairs"] == 3 and rat["ratio"] > 0, rat
 if "llvmpipe" in info[0]["info"]:

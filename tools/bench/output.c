@@ -112,6 +112,7 @@ static void table_mode_title(const struct bench *b, enum bench_mode m,
 	case MODE_VULKAN:
 		printf("# vulkan: libgpubuf's SPIR-V GEMV (f32, square A of the size shown) on gpubuf\n"
 		       "# memory in place vs A copied into device memory first, the host reading A,\n"
+		       "# the device reading A (a streaming-read shader: its own read ceiling),\n"
 		       "# OpenBLAS's sgemv on it; a 512x512 GEMM and OpenBLAS's sgemm; gpubuf_vk_import\n"
 		       "# + release; ms per operation, host-timed around synchronous calls. Latency,\n"
 		       "# us per call with its p99: an empty submission and its fence, a 1x1 GEMV,\n"

@@ -13,7 +13,9 @@
  * microseconds (median and p99); and a 1M-element vector add repeated
  * 1000 times.
  * Ratios, from interleaved pairs at every size: in place over copy + GEMV,
- * over the host's read of A, over OpenBLAS's sgemv. Everything is
+ * over the host's read of A, over the device's read of A (a streaming-read
+ * shader, gpubuf_vk_stream_read(): how near GEMV is to what the device
+ * can read at all), over OpenBLAS's sgemv. Everything is
  * host-timed around synchronous calls. The device is the tool's own
  * (libvulkan.so.1 with dlopen), handed to the library with
  * gpubuf_vk_wrap(), as an application would. On Mesa's lavapipe, which
@@ -26,6 +28,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <gpubuf/tools.h>	/* gpubuf_vk_stream_read() */
 
 #include "bench.h"
 
@@ -457,7 +461,14 @@ static int vk_copy_a(struct vk_bench *vb, struct vk_size *s, char *why,
 	return r == VK_SUCCESS ? 0 : vk_fail(why, len, "vkQueueSubmit (copy)", r);
 }
 
-enum vk_op { VK_INPLACE, VK_COPY, VK_IMPORT, VK_HOST_READ, VK_BLAS };
+enum vk_op { VK_INPLACE, VK_COPY, VK_IMPORT, VK_HOST_READ, VK_DEV_READ,
+	     VK_BLAS };
+
+/* The bytes of A's rows that a read covers, in whole 16-byte words. */
+static size_t vk_read_bytes(const struct vk_size *s)
+{
+	return s->a.rows * s->a.ld * 4 / 16 * 16;
+}
 
 /* One sample of op, in ms (import: import + release, with the release). */
 static int vk_sample(struct vk_bench *vb, struct vk_size *s, enum vk_op op,
@@ -478,6 +489,11 @@ static int vk_sample(struct vk_bench *vb, struct vk_size *s, enum vk_op op,
 		/* The host mode's read kernel over A, in the same memory. */
 		bench_read_words(gpubuf_matrix_data(&s->a),
 				 s->a.rows * s->a.ld * 4 / 8);
+		*ms = (double)(now_ns() - t0) / 1e6;
+	} else if (op == VK_DEV_READ) {
+		/* The device streaming A as it is, no arithmetic: its ceiling. */
+		err = gpubuf_vk_stream_read(vb->vk, s->va.address,
+					    vk_read_bytes(s), 0);
 		*ms = (double)(now_ns() - t0) / 1e6;
 	} else if (op == VK_IMPORT) {
 		struct gpubuf_vk_memory m;
@@ -512,18 +528,21 @@ static int vk_sample(struct vk_bench *vb, struct vk_size *s, enum vk_op op,
 }
 
 static const char *const vk_ops[] = { "gemv_inplace", "gemv_copy", "vk_import",
-				      "host_read", "openblas_sgemv" };
+				      "host_read", "device_read",
+				      "openblas_sgemv" };
 static const char *const vk_mems[] = { "gpubuf", "device_copy", "gpubuf",
-				       "gpubuf", "gpubuf" };
+				       "gpubuf", "gpubuf", "gpubuf" };
 
 /*
  * Bytes a GEMV at s moves (A, x, y once each), or host_read reads (A's
- * rows, with any padding between them).
+ * rows, with any padding between them), or device_read.
  */
 static double vk_bytes(const struct vk_size *s, enum vk_op op)
 {
 	double rows = (double)s->a.rows;
 
+	if (op == VK_DEV_READ)
+		return (double)vk_read_bytes(s);
 	return op == VK_HOST_READ ? rows * (double)s->a.ld * 4 :
 	       rows * (double)s->a.cols * 4 + 2 * rows * 4;
 }
@@ -620,6 +639,7 @@ static void vk_ratio(struct vk_bench *vb, struct vk_size *s, uint64_t size,
 	static const char *const names[] = {
 		[VK_COPY] = "gemv_inplace_vs_copy",
 		[VK_HOST_READ] = "gemv_inplace_vs_host_read",
+		[VK_DEV_READ] = "gemv_inplace_vs_device_read",
 		[VK_BLAS] = "gemv_inplace_vs_openblas",
 	};
 	char name[48];

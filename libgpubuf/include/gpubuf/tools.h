@@ -24,6 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct gpubuf_vk;
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -35,6 +37,17 @@ extern "C" {
  * device that has none (lavapipe), else gpubuf_device_node()'s errors.
  */
 int gpubuf_device_sysfs(const char *device, char *path, size_t len);
+
+/*
+ * Read every 16-byte word of [address, address + bytes) on vk's device,
+ * for bandwidth measurements (the device's own read ceiling), as
+ * gpubuf_cu_stream_read() does: the words' xor is stored at sink (a
+ * device address, may be 0) only when it equals a magic constant. address
+ * lies in memory imported into vk; address and bytes are multiples of 16,
+ * sink of 4 (-EINVAL). -EOPNOTSUPP in a build without Vulkan kernels.
+ */
+int gpubuf_vk_stream_read(struct gpubuf_vk *vk, uint64_t address,
+			  size_t bytes, uint64_t sink);
 
 #ifdef GPUBUF_HAVE_CUDA
 
