@@ -40,6 +40,16 @@ static VkDeviceSize t_host_align;	/* minImportedHostPointerAlignment */
 static VkMemoryPropertyFlags t_type_flags;	/* added to every memory type */
 static VkPhysicalDeviceType t_device_type;	/* reported instead, if set */
 static bool t_no_subgroup_add;	/* hide subgroup arithmetic */
+static uint32_t t_api_version;	/* apiVersion to report, if set */
+static PFN_vkGetPhysicalDeviceProperties t_real_props;
+
+static VKAPI_ATTR void VKAPI_CALL t_props(VkPhysicalDevice phys,
+					  VkPhysicalDeviceProperties *p)
+{
+	t_real_props(phys, p);
+	if (t_api_version)
+		p->apiVersion = t_api_version;
+}
 
 static VKAPI_ATTR void VKAPI_CALL t_props2(VkPhysicalDevice phys,
 					   VkPhysicalDeviceProperties2 *p)
@@ -103,6 +113,11 @@ static VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL t_gipa(VkInstance i,
 	if (!strcmp(name, "vkGetDeviceProcAddr")) {
 		t_real_gdpa = (PFN_vkGetDeviceProcAddr)t_real_gipa(i, name);
 		return (PFN_vkVoidFunction)t_gdpa;
+	}
+	if (!strcmp(name, "vkGetPhysicalDeviceProperties")) {
+		t_real_props = (PFN_vkGetPhysicalDeviceProperties)
+			       t_real_gipa(i, name);
+		return (PFN_vkVoidFunction)t_props;
 	}
 	if (!strcmp(name, "vkGetPhysicalDeviceProperties2")) {
 		t_real_props2 = (PFN_vkGetPhysicalDeviceProperties2)
@@ -290,7 +305,16 @@ static int wrap_checks_what_the_application_says(void)
 	d = t_desc(&a, 0);
 	d.reserved[2] = 1;
 	T_EQ(gpubuf_vk_wrap(&d, &vk), -EINVAL);
+	/* A device that speaks Vulkan 1.1 (the shaders need 1.2's features). */
+	d = t_desc(&a, GPUBUF_VK_FEATURE_HOST_IMPORT);
+	t_api_version = VK_MAKE_VERSION(1, 1, 0);
+	T_EQ(gpubuf_vk_wrap(&d, &vk), -ENODEV);
+	t_api_version = 0;
+	T_CHECK(strstr(gpubuf_last_error(), "speaks 1.1; 1.2 is needed"));
 	T_CHECK(!vk);
+	/* The same device as it is: wrapped. */
+	T_EQ(gpubuf_vk_wrap(&d, &vk), 0);
+	gpubuf_vk_close(vk);
 	t_app_close(&a);
 	return T_PASS;
 }
@@ -754,6 +778,78 @@ static int gemm_needs_256_invocations(void)
 }
 
 /*
+ * No descriptor binds a matrix (docs/vulkan.md), so a GEMV over an A
+ * larger than the device's maxStorageBufferRange (bookworm's lavapipe:
+ * 128 MiB) runs and is exact: A[i][j] = i % 7 + 1 and x = 1 give integer
+ * sums that f32 holds exactly.
+ */
+static int gemv_past_max_storage_buffer_range(void)
+{
+	VkPhysicalDeviceProperties props;
+	struct gpubuf_matrix ma, mx, my;
+	struct gpubuf_vk_matrix va, vx, vy;
+	struct gpubuf_vk_memory mem;
+	struct gpubuf_vk_device d;
+	struct gpubuf_vk *vk = NULL;
+	struct gpubuf_ctx *ctx;
+	size_t rows, cols = 16384;
+	struct t_app a;
+
+	if (t_app_open(&a))
+		return t_skip("no Vulkan 1.2 device with VK_EXT_external_memory_host");
+	((PFN_vkGetPhysicalDeviceProperties)t_real_gipa(a.inst,
+		"vkGetPhysicalDeviceProperties"))(a.phys, &props);
+	if (props.limits.maxStorageBufferRange > (1u << 30)) {
+		t_app_close(&a);
+		return t_skip("maxStorageBufferRange is past the 1 GiB this test allocates");
+	}
+	rows = props.limits.maxStorageBufferRange / (cols * 4) + 16;
+	printf("# maxStorageBufferRange %u bytes; A %zu x %zu f32, %zu bytes\n",
+	       props.limits.maxStorageBufferRange, rows, cols, rows * cols * 4);
+	ctx = t_open();
+	d = t_desc(&a, GPUBUF_VK_FEATURE_HOST_IMPORT);
+	T_EQ(gpubuf_vk_wrap(&d, &vk), 0);
+	T_EQ(gpubuf_matrix_alloc(ctx, GPUBUF_DTYPE_F32, rows, cols,
+				 GPUBUF_ROW_MAJOR, 0, &ma), 0);
+	T_EQ(gpubuf_matrix_alloc(ctx, GPUBUF_DTYPE_F32, cols, 1,
+				 GPUBUF_COL_MAJOR, 0, &mx), 0);
+	T_EQ(gpubuf_matrix_alloc(ctx, GPUBUF_DTYPE_F32, rows, 1,
+				 GPUBUF_COL_MAJOR, 0, &my), 0);
+	for (size_t i = 0; i < rows; i++)
+		for (size_t j = 0; j < cols; j++)
+			((float *)gpubuf_matrix_data(&ma))[i * ma.ld + j] =
+				(float)(i % 7 + 1);
+	for (size_t j = 0; j < cols; j++)
+		((float *)gpubuf_matrix_data(&mx))[j] = 1;
+	T_EQ(gpubuf_vk_import(ma.buf, vk, &mem), 0);
+	T_EQ(gpubuf_vk_import(mx.buf, vk, &mem), 0);
+	T_EQ(gpubuf_vk_import(my.buf, vk, &mem), 0);
+	T_EQ(gpubuf_vk_matrix_view(&ma, vk, &va), 0);
+	T_EQ(gpubuf_vk_matrix_view(&mx, vk, &vx), 0);
+	T_EQ(gpubuf_vk_matrix_view(&my, vk, &vy), 0);
+	T_EQ(gpubuf_vk_gemv(1, &va, &vx, 0, &vy), 0);
+	for (size_t i = 0; i < rows; i++) {
+		float got = ((float *)gpubuf_matrix_data(&my))[i];
+
+		if (got != (float)(cols * (i % 7 + 1))) {
+			printf("# y[%zu] = %g, want %zu\n", i, got,
+			       cols * (i % 7 + 1));
+			return T_FAIL;
+		}
+	}
+	gpubuf_vk_release(ma.buf, vk);
+	gpubuf_vk_release(mx.buf, vk);
+	gpubuf_vk_release(my.buf, vk);
+	gpubuf_matrix_release(&ma);
+	gpubuf_matrix_release(&mx);
+	gpubuf_matrix_release(&my);
+	gpubuf_vk_close(vk);
+	t_app_close(&a);
+	gpubuf_close(ctx);
+	return T_PASS;
+}
+
+/*
  * lavapipe takes any host pointer and size; the library checks the
  * device's minImportedHostPointerAlignment itself (here 1 MiB, against a
  * 64 KiB buffer): -EINVAL, naming the unit.
@@ -788,6 +884,7 @@ static int misaligned_host_import_is_einval(void)
 
 static const struct t_test tests[] = {
 	T_TEST(last_error_belongs_to_the_consumers),
+	T_TEST(gemv_past_max_storage_buffer_range),
 	T_TEST(misaligned_host_import_is_einval),
 	T_TEST(gemm_needs_256_invocations),
 	T_TEST(wrap_checks_what_the_application_says),
