@@ -259,6 +259,16 @@ maxb=$(cat "$params/max_buffer_bytes")
 	grep -q "^gpubuf_info{library=\"[0-9.]*\",module=\"$(cat /sys/module/gpubuf/version)\"} 1$" "$tmp/prom.out" &&
 	[ "$(grep -c '^# TYPE ' "$tmp/prom.out")" = "$(grep -vc '^#' "$tmp/prom.out")" ]
 result $? "gpubuf-info --prometheus: module_loaded 1, the limits and counters sysfs has, the module's release" "$tmp/prom.out"
+# Exactly the metrics docs/operations.md lists, each once.
+grep -v '^#' "$tmp/prom.out" | sed 's/[{ ].*//' | sort >"$tmp/prom.names"
+printf '%s\n' gpubuf_module_loaded gpubuf_info gpubuf_live_buffers \
+	gpubuf_live_bytes gpubuf_peak_bytes gpubuf_alloc_failures_total \
+	gpubuf_held_bytes gpubuf_held_buffers gpubuf_reserve_ready_bytes \
+	gpubuf_reserve_zeroing_bytes gpubuf_reserve_used_bytes \
+	gpubuf_reserve_shrunk_bytes_total gpubuf_reserve_target_bytes \
+	gpubuf_max_buffer_bytes gpubuf_max_total_bytes | sort >"$tmp/prom.want"
+cmp -s "$tmp/prom.names" "$tmp/prom.want"
+result $? "gpubuf-info --prometheus: exactly the 15 metrics docs/operations.md lists, each once" "$tmp/prom.names"
 if [ -x /gpubuf/host-run ] && [ -x /host/usr/bin/prometheus-node-exporter ]; then
 	mkdir -p "$tmp/textfile"
 	cp "$tmp/prom.out" "$tmp/textfile/gpubuf.prom"

@@ -757,6 +757,13 @@ run promempty "$info" --prometheus=
 check "--prometheus=FILE in a missing directory exits 1 saying so; --prometheus= with no name is a usage error (2)" \
 	"$tmp/promnone.err" "$tmp/promempty.err" -- sh -c "[ \$(cat '$tmp/promnone.rc') = 1 ] &&
 	grep -q \"component 'missing': No such file or directory\" '$tmp/promnone.err' && [ \$(cat '$tmp/promempty.rc') = 2 ]"
+# A write error (here EFBIG: a file size limit of 0, SIGXFSZ ignored, for
+# gpubuf-info alone; its messages go through a pipe, which the limit
+# spares): exit 1 naming it, FILE as it was, no temporary left.
+run promfull sh -c "( trap '' XFSZ; ulimit -f 0; '$info' --prometheus='$pd/textfile/gpubuf.prom' 2>&1; echo \"rc=\$?\" ) | cat"
+check "--prometheus=FILE on a write error (EFBIG) exits 1 saying so, FILE as it was, no temporary left" \
+	"$tmp/promfull.out" -- sh -c "grep -qx 'rc=1' '$tmp/promfull.out' && grep -q 'File too large' '$tmp/promfull.out' &&
+	cmp -s '$pd/before' '$pd/textfile/gpubuf.prom' && [ \$(ls -A '$pd/textfile' | wc -l) = 1 ]"
 if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1; then
 	chown nobody "$pd/textfile"
 	run promowner "$info" --prometheus="$pd/textfile/gpubuf.prom"
