@@ -5,7 +5,8 @@
  * the events of one path, drives that path, and checks every event's
  * fields against what it did: alloc (size, chunks, node, result; refusals
  * past the limit, without an fd and with an unwritable request too) and
- * release; CPU faults (2 MiB or 4 KiB entries); attach, map,
+ * release, ENOSPC past the total limit; CPU faults (2 MiB or 4 KiB
+ * entries, from user mode or the kernel's own copy); attach, map,
  * sync begin and end, unmap and detach by the test importer; a release
  * while a pin holds the pages (held), then the unpin (unheld); the
  * reserve's fill, take and shrink.
@@ -262,6 +263,59 @@ TEST_F(trace, faults_say_pte_or_pmd)
 		TH_LOG("%d faults, %d of them PMD", n, pmd);
 	munmap(p, 4 * SZ_1M);
 	close(fd);
+}
+
+/*
+ * user=0: a page first reached by the kernel's own copy (a read() from a
+ * pipe into the mapping, as copy_to_user() faults in kernel mode), not by
+ * the CPU in user mode.
+ */
+TEST_F(trace, kernel_copy_faults_say_user_0)
+{
+	static const char *const ev[] = { "gpubuf_fault", NULL };
+	char data[SZ_4K];
+	int fd, pipefd[2], n, i;
+	char *p;
+
+	memset(data, 0x5a, sizeof(data));
+	fd = gb_alloc(self->dev, SZ_2M);
+	ASSERT_LE(0, fd);
+	p = gb_map_at(fd, SZ_2M, PROT_READ | PROT_WRITE, 0, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	ASSERT_EQ(0, pipe(pipefd));
+	ASSERT_EQ(sizeof(data), write(pipefd[1], data, sizeof(data)));
+	ASSERT_EQ(0, trace_start(ev));
+	ASSERT_EQ(sizeof(data), read(pipefd[0], p, sizeof(data)));
+	n = trace_read("gpubuf_fault", self->ev, MAX_EVENTS);
+	ASSERT_LE(1, n);
+	for (i = 0; i < n; i++)
+		EXPECT_EQ(0, field(&self->ev[i], "user")) TH_LOG("%s", self->ev[i].line);
+	EXPECT_EQ(0, memcmp(p, data, sizeof(data)));
+	close(pipefd[0]);
+	close(pipefd[1]);
+	munmap(p, SZ_2M);
+	close(fd);
+}
+
+/* result=-28: past max_total_bytes, after validation, with no pages. */
+TEST_F(trace, alloc_past_the_total_limit_says_enospc)
+{
+	static const char *const ev[] = { "gpubuf_alloc", NULL };
+	unsigned long long old = gb_param("max_total_bytes");
+	unsigned long long live = gb_stat("live_bytes") + gb_stat("held_bytes");
+	int ret;
+
+	ASSERT_EQ(0, trace_start(ev));
+	ASSERT_EQ(0, gb_set_param("max_total_bytes", live + SZ_1M));
+	ret = gb_alloc(self->dev, SZ_2M);
+	gb_set_param("max_total_bytes", old);
+	ASSERT_EQ(-ENOSPC, ret);
+	ASSERT_EQ(old, gb_param("max_total_bytes"));
+	ASSERT_EQ(1, trace_read("gpubuf_alloc", self->ev, MAX_EVENTS));
+	EXPECT_EQ(-ENOSPC, field(&self->ev[0], "result"));
+	EXPECT_EQ(SZ_2M, field(&self->ev[0], "size"));
+	EXPECT_EQ(0, field(&self->ev[0], "huge_chunks"));
+	EXPECT_EQ(0, field(&self->ev[0], "small_pages"));
 }
 
 TEST_F(trace, importer_attach_map_sync_unmap_detach)
