@@ -433,7 +433,8 @@ log "QEMU guest (TCG), swiotlb=force: DMA suites"
 swiotlb_tests=$top/build/guest-tests-swiotlb
 rm -rf "$swiotlb_tests"
 mkdir -p "$swiotlb_tests"
-cp "$guest_tests"/20-mem "$guest_tests"/30-gpu-path "$guest_tests"/35-dma "$swiotlb_tests"/
+cp "$guest_tests"/20-mem "$guest_tests"/30-gpu-path "$guest_tests"/35-dma \
+	"$guest_tests"/38-trace "$swiotlb_tests"/
 guest_run "$results/55-guest-swiotlb.tap" "$swiotlb_tests" "swiotlb=force: " \
 	GPUBUF_VM_OUT="$top/build/vm-swiotlb" GPUBUF_VM_APPEND=swiotlb=force \
 	GPUBUF_VM_EXTRA_DIR=
