@@ -155,6 +155,17 @@ bool gpubuf_reserve_give_back(struct page *head);
 void gpubuf_reserve_forget(struct page *head);
 void gpubuf_reserve_read(struct gpubuf_stats_snapshot *snap);
 
+/* gpubuf_faults.c: only with fault injection's debugfs attributes */
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+bool gpubuf_fail_reserve_fill(void);
+void gpubuf_faults_init(void);
+void gpubuf_faults_exit(void);
+#else
+static inline bool gpubuf_fail_reserve_fill(void) { return false; }
+static inline void gpubuf_faults_init(void) {}
+static inline void gpubuf_faults_exit(void) {}
+#endif
+
 /* gpubuf_dmabuf.c */
 struct dma_buf *gpubuf_export(struct gpubuf_buffer *buf, u32 fd_flags);
 struct gpubuf_buffer *gpubuf_dmabuf_to_buffer(struct dma_buf *dmabuf);

@@ -143,18 +143,26 @@ static int __init gpubuf_init(void)
 	int ret;
 
 	gpubuf_limits_init();
+	gpubuf_faults_init();
 	ret = gpubuf_reserve_init();
 	if (ret)
-		return ret;
+		goto err_faults;
 	ret = misc_register(&gpubuf_misc);
 	if (ret) {
 		pr_err("cannot register /dev/%s: %d\n", GPUBUF_DEVICE_NAME, ret);
-		gpubuf_reserve_exit();
-		return ret;
+		goto err_reserve;
 	}
 	pr_info("version %s, ABI %d\n", GPUBUF_VERSION_STRING,
 		GPUBUF_ABI_VERSION);
 	return 0;
+
+err_reserve:
+	gpubuf_reserve_exit();
+err_faults:
+	gpubuf_faults_exit();
+	/* insmod says only "Cannot allocate memory": say whose it was. */
+	pr_err("not loaded: initialisation failed: %d\n", ret);
+	return ret;
 }
 
 /*
@@ -167,6 +175,7 @@ static void __exit gpubuf_exit(void)
 	misc_deregister(&gpubuf_misc);
 	gpubuf_held_release_all();
 	gpubuf_reserve_exit();
+	gpubuf_faults_exit();
 }
 
 module_init(gpubuf_init);

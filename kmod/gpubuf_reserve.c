@@ -505,7 +505,8 @@ static void gpubuf_reserve_fill(void)
 		if (full)
 			break;
 
-		head = alloc_pages_node(nid, GPUBUF_GFP_RESERVE,
+		head = gpubuf_fail_reserve_fill() ? NULL :
+		       alloc_pages_node(nid, GPUBUF_GFP_RESERVE,
 					GPUBUF_HUGE_ORDER);
 		if (!head) {
 			node_clear(nid, nodes);

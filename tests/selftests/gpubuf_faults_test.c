@@ -8,9 +8,11 @@
  * VERSION; mmap and the
  * first write of a 4 KiB and a 2 MiB mapping; the dma-buf sync; a vgem
  * PRIME import and its GEM close; the release; the reserve_bytes knob; the
- * reserve's shrinker; module load and unload (RDMA registration over rxe:
- * tests/rdma): the Nth allocation or copy of the call fails, N = 1, 2, ...
- * until the call no longer reaches the fault. After each failure the call
+ * reserve's shrinker; module load and unload, split into the loader's
+ * sites and gpubuf's init's (RDMA registration over rxe: tests/rdma): the
+ * Nth allocation or copy of the call fails, N = 1, 2, ... until the call
+ * no longer reaches the fault. The reserve's fill worker, which no task's
+ * fail-nth reaches, through the module's own fault attribute. After each failure the call
  * answered a documented errno (or coped), the module's counters are back
  * where they were, no descriptor or mapping is left, and the same call
  * then succeeds. The runner checks dmesg (no WARN, BUG or KASAN report)
@@ -421,6 +423,97 @@ TEST(reserve_shrinker)
 }
 
 /*
+ * The fill worker, which fail-nth cannot reach (it runs in a kworker),
+ * through the module's fault attribute: its first k chunk allocations
+ * succeed and every later one fails (space = k chunks, times = -1), for
+ * each k up to the target. The write of reserve_bytes still returns, the
+ * reserve owns exactly the k chunks, the log says how much was set aside,
+ * and with the attribute off the same write fills it completely.
+ */
+#define FAIL_FILL "/sys/kernel/debug/gpubuf/fail_reserve_fill/"
+
+static int fail_fill_set(const char *knob, long long v)
+{
+	char path[128], text[32];
+
+	snprintf(path, sizeof(path), FAIL_FILL "%s", knob);
+	snprintf(text, sizeof(text), "%lld", v);
+	return gb_write_str(path, text);
+}
+
+/* Whether the log, since @kmsg was opened, has a line containing @text. */
+static int kmsg_has(int kmsg, const char *text)
+{
+	char rec[2048];
+	int found = 0;
+	ssize_t n;
+
+	while ((n = read(kmsg, rec, sizeof(rec) - 1)) != 0) {
+		if (n < 0) {
+			if (errno == EPIPE)	/* overwritten records: go on */
+				continue;
+			break;			/* EAGAIN: nothing more */
+		}
+		rec[n] = '\0';
+		found |= strstr(rec, text) != NULL;
+	}
+	return found;
+}
+
+static int kmsg_open_at_end(void)
+{
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd >= 0)
+		lseek(fd, 0, SEEK_END);
+	return fd;
+}
+
+TEST(reserve_fill_worker)
+{
+	const unsigned long long chunk = SZ_2M, target = 8 * chunk;
+	char line[96];
+	int k, sites = 0;
+
+	if (access(FAIL_FILL, F_OK))
+		SKIP(return, "no " FAIL_FILL ": this kernel has no CONFIG_FAULT_INJECTION_DEBUG_FS (the debug kernel of make check-debug has)");
+	ASSERT_EQ(0, gb_set_param("reserve_bytes", 0));
+	rsv_wait_zeroed();
+	ASSERT_EQ(0, rsv_owned());
+	ASSERT_EQ(0, fail_fill_set("verbose", 0));
+	ASSERT_EQ(0, fail_fill_set("interval", 1));
+	for (k = 0; k < (int)(target / chunk); k++) {
+		int kmsg = kmsg_open_at_end();
+
+		ASSERT_LE(0, kmsg);
+		/* space counts down by a chunk per allocation; at 0 it fails. */
+		ASSERT_EQ(0, fail_fill_set("space", k * chunk + 1));
+		ASSERT_EQ(0, fail_fill_set("times", -1));
+		ASSERT_EQ(0, fail_fill_set("probability", 100));
+		ASSERT_EQ(0, gb_set_param("reserve_bytes", target));
+		ASSERT_EQ(0, fail_fill_set("probability", 0));
+		rsv_wait_zeroed();
+		EXPECT_EQ(k * chunk, rsv_owned()) TH_LOG("chunk %d failed", k + 1);
+		snprintf(line, sizeof(line), "reserve: %llu of %llu MiB of 2 MiB pages set aside",
+			 k * chunk >> 20, target >> 20);
+		EXPECT_TRUE(kmsg_has(kmsg, line)) TH_LOG("no \"%s\" in the log", line);
+		close(kmsg);
+		ASSERT_EQ(0, gb_set_param("reserve_bytes", 0));
+		rsv_wait_zeroed();
+		EXPECT_EQ(0, rsv_owned());
+		sites++;
+	}
+	/* The attribute off: the same write fills the whole target. */
+	ASSERT_EQ(0, gb_set_param("reserve_bytes", target));
+	rsv_wait_zeroed();
+	EXPECT_EQ(target, rsv_owned());
+	ASSERT_EQ(0, gb_set_param("reserve_bytes", 0));
+	rsv_wait_zeroed();
+	EXPECT_EQ(0, rsv_owned());
+	TH_LOG("reserve fill worker: %d fault sites", sites);
+}
+
+/*
  * Module load with each allocation and copy of finit_module() failed in
  * turn: gpubuf's init unwinds what it made (the device, sysfs, the
  * shrinker, the workers), so the next load succeeds and kmemleak finds
@@ -429,10 +522,27 @@ TEST(reserve_shrinker)
  * the runner excuses those inside the window announced here, unless they
  * name gpubuf (tests/vm/guest-tap.awk).
  */
+struct load_arg {
+	int init_failures;	/* loads that gpubuf's init refused */
+};
+
+/*
+ * A failure inside gpubuf_init() says so in the log; one in the module
+ * loader before it ran leaves no such line. That splits the loop's sites
+ * into the loader's and those gpubuf's init reaches (its own, and the
+ * driver core's and shrinker's allocations it makes).
+ */
 static int do_load(void *p)
 {
-	(void)p;
-	return gb_load_module("GPUBUF_KO", "");
+	struct load_arg *a = p;
+	int kmsg = kmsg_open_at_end();
+	int ret = gb_load_module("GPUBUF_KO", "");
+
+	if (ret && kmsg >= 0 && kmsg_has(kmsg, "gpubuf: not loaded: initialisation failed"))
+		a->init_failures++;
+	if (kmsg >= 0)
+		close(kmsg);
+	return ret;
 }
 
 static void undo_load(void *p)
@@ -475,8 +585,10 @@ FIXTURE_TEARDOWN(module)
 TEST_F_TIMEOUT(module, load_and_unload, 1200)
 {
 	static const int load_errnos[] = { ENOMEM, EFAULT, 0 };
+	struct load_arg arg = { 0 };
 	struct fault_op load = { "module load", do_load, undo_load,
-				 load_errnos, NULL };
+				 load_errnos, &arg };
+	int sites;
 	struct fault_op unload = { "module unload", do_unload, undo_unload,
 				   load_errnos, NULL };
 
@@ -485,8 +597,13 @@ TEST_F_TIMEOUT(module, load_and_unload, 1200)
 	ASSERT_NE(NULL, getenv("GPUBUF_KO"));
 	ASSERT_EQ(0, gb_unload_module("gpubuf"));
 	kmsg("gpubuf-faults: allocation failure reports expected\n");
-	EXPECT_LT(0, fault_loop(_metadata, &load));
+	sites = fault_loop(_metadata, &load);
+	EXPECT_LT(0, sites);
 	kmsg("gpubuf-faults: allocation failure window closed\n");
+	/* gpubuf's init allocates (its reserve's node array, the device). */
+	EXPECT_LT(0, arg.init_failures);
+	TH_LOG("module load: %d of the %d fault sites in gpubuf's init, %d in the module loader",
+	       arg.init_failures, sites, sites - arg.init_failures);
 	ASSERT_EQ(0, gb_load_module("GPUBUF_KO", ""));
 	fault_loop(_metadata, &unload);
 	/* Loaded for the suites after this one. */
