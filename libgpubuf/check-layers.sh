@@ -12,7 +12,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 objs=${1:?usage: check-layers.sh OBJDIR}
 # Lowest first: a folder may use the ones before it, never one after it.
-LAYERS="core kernels cuda hsa vulkan drm dlpack topology"
+LAYERS="core fileio kernels cuda hsa vulkan drm dlpack topology"
 # Consumers on one level: none may use another.
 PEERS="cuda hsa vulkan drm"
 tmp=${TMPDIR:-/tmp}/gpubuf-layers.$$

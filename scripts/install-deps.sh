@@ -38,6 +38,7 @@ lib      pkg make
 lib      pkg gcc
 lib      pkg libc6-dev
 lib      pkg libdlpack-dev    dlpack/dlpack.h: the DLPack export is always built
+lib      pkg liburing-dev     io_uring for gpubuf_read_file() (without it: pread/pwrite only)
 lib      cmd make gcc ar
 # make python, make install-python: the CPython extension over libgpubuf.
 # NumPy and PyTorch are optional for it (make check's tests use them).

@@ -368,6 +368,59 @@ int gpubuf_device_node(const char *device, int *node);
 /* opts->numa_node = that node; nothing else in opts changes. */
 int gpubuf_alloc_opts_near(struct gpubuf_alloc_opts *opts, const char *device);
 
+/* ---- files ------------------------------------------------------------- */
+
+/*
+ * Reads from a file straight into a buffer's pages and writes back from
+ * them: O_DIRECT for the part where offset, length and memory line up on
+ * the file's alignment, buffered I/O for an unaligned head or tail, many
+ * requests in flight through io_uring, pread(2)/pwrite(2) where io_uring
+ * is missing or refused. See gpubuf_read_file(3).
+ */
+struct gpubuf_io_opts {
+	size_t size;			/* sizeof(struct gpubuf_io_opts) */
+	unsigned int flags;		/* GPUBUF_IO_* */
+	unsigned int queue_depth;	/* requests in flight; 0 = 16 */
+	size_t request_bytes;		/* bytes per request, 4 KiB units; 0 = 1 MiB */
+	uint64_t reserved[4];		/* must be 0 */
+};
+#define GPUBUF_IO_OPTS_INIT						\
+	{ sizeof(struct gpubuf_io_opts), 0, 0, 0, { 0 } }
+#define GPUBUF_IO_BUFFERED	(1u << 0)	/* never O_DIRECT */
+#define GPUBUF_IO_NO_URING	(1u << 1)	/* pread/pwrite, one at a time */
+
+enum gpubuf_io_method {
+	GPUBUF_IO_PREAD = 1,		/* pread(2)/pwrite(2) */
+	GPUBUF_IO_URING,		/* io_uring, plain reads or writes */
+	GPUBUF_IO_URING_FIXED,		/* io_uring, the buffer registered */
+};
+
+struct gpubuf_io_result {
+	uint64_t bytes;			/* [0, bytes) of the range is in place */
+	uint64_t direct_bytes;		/* bytes moved with O_DIRECT */
+	uint32_t method;		/* enum gpubuf_io_method */
+	uint32_t align;			/* O_DIRECT's alignment; 0: not used */
+	uint64_t reserved[2];		/* zero */
+};
+
+int gpubuf_read_file(struct gpubuf *buf, size_t buf_offset, int fd,
+		     uint64_t file_offset, size_t len,
+		     const struct gpubuf_io_opts *opts,
+		     struct gpubuf_io_result *res);
+int gpubuf_write_file(struct gpubuf *buf, size_t buf_offset, int fd,
+		      uint64_t file_offset, size_t len,
+		      const struct gpubuf_io_opts *opts,
+		      struct gpubuf_io_result *res);
+/* The matrix's elements, packed in its layout in the file (ld ignored). */
+int gpubuf_matrix_read_file(const struct gpubuf_matrix *m, int fd,
+			    uint64_t file_offset,
+			    const struct gpubuf_io_opts *opts,
+			    struct gpubuf_io_result *res);
+int gpubuf_matrix_write_file(const struct gpubuf_matrix *m, int fd,
+			     uint64_t file_offset,
+			     const struct gpubuf_io_opts *opts,
+			     struct gpubuf_io_result *res);
+
 /* ---- errors in detail -------------------------------------------------- */
 
 /*
