@@ -198,7 +198,7 @@ static int every_method_and_size(void)
 	return T_PASS;
 }
 
-/* Docker's default profile refuses io_uring_setup(2) since 2023: EPERM. */
+/* Docker's default profile refuses io_uring_setup(2) since Docker 25: EPERM. */
 static int t_refuse_io_uring(void)
 {
 	struct sock_filter f[] = {
