@@ -73,6 +73,24 @@ static int set_buf(struct state *s)
 	return err ? err : gpubuf_alloc(s->ctx, 1 << 20, NULL, &s->buf);
 }
 
+/* A buffer and a 1 MiB file (unnamed, in /tmp) to read into it. */
+static int set_file(struct state *s)
+{
+	static char block[4096];
+	int err = set_buf(s);
+
+	if (err)
+		return err;
+	s->fd = open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (s->fd < 0)
+		return -errno;
+	memset(block, 0x5a, sizeof(block));
+	for (int i = 0; i < 256; i++)
+		if (pwrite(s->fd, block, sizeof(block), i * 4096) != sizeof(block))
+			return -EIO;
+	return 0;
+}
+
 /* A dma-buf fd of gpubuf.ko (module backend) to import. */
 static int set_fd(struct state *s)
 {
@@ -267,6 +285,20 @@ static int do_pool_get_node(struct state *s)
 }
 
 /* 0000:1a:00.0 is on node 1, which has no memory: the nearest is 2. */
+/* Offsets that line up: a buffered head and tail, O_DIRECT between. */
+static int do_read_file(struct state *s)
+{
+	struct gpubuf_io_result res;
+	int err = gpubuf_read_file(s->buf, 100, s->fd, 100, (1 << 20) - 200,
+				   NULL, &res);
+
+	if (err)
+		return err;
+	return res.bytes == (1 << 20) - 200 &&
+	       ((unsigned char *)gpubuf_ptr(s->buf))[(1 << 20) - 101] == 0x5a ?
+	       0 : -EPROTO;
+}
+
 static int do_device_node(struct state *s)
 {
 	int err = gpubuf_device_node("pci:0000:1a:00.0", &s->node);
@@ -440,6 +472,7 @@ static const struct scenario scenarios[] = {
 	SC(pool_create, set_ctx, undo_pool),
 	SC(pool_get, set_pool, undo_pool_get),
 	SC(pool_get_node, set_pool_node, undo_pool_get),
+	SC(read_file, set_file, undo_nothing),
 	SC(device_node, set_sysfs, undo_nothing),
 	SC(alloc_opts_near, set_sysfs, undo_nothing),
 	SC_ON(VULKAN, vk_open, set_ctx, undo_vk),
