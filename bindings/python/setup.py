@@ -64,7 +64,7 @@ def libgpubuf_flags():
 
 
 SOURCES = ["module.c", "context.c", "buffer.c", "matrix.c", "dlpack.c",
-           "device.c"]
+           "device.c", "fileio.c"]
 
 setup(
     name="gpubuf",

@@ -20,6 +20,8 @@ from gpubuf._gpubuf import (  # noqa: F401  (re-exported)
     DL_CPU, DL_CUDA, DL_ROCM, Buffer, Context, CpuAccess, DeviceMatrix,
     Error, Matrix, NoDeviceError, OutOfMemoryError, Pool, UnsupportedError,
     device_node, dlpack_versioned, library_version, strerror)
+from gpubuf.safetensors import (  # noqa: F401  (re-exported)
+    SafetensorsError, load_safetensors)
 
 __all__ = [
     "open", "default_context", "empty", "zeros", "buffer", "import_fd",
@@ -27,6 +29,7 @@ __all__ = [
     "Error", "NoDeviceError", "OutOfMemoryError", "UnsupportedError",
     "device_node", "dlpack_versioned", "library_version", "strerror",
     "DL_CPU", "DL_CUDA", "DL_ROCM",
+    "load_safetensors", "SafetensorsError",
 ]
 
 

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Type stubs of the gpubuf package (the extension gpubuf._gpubuf and the
 # functions of gpubuf/__init__.py).
+import os
 from types import TracebackType
 from typing import Any, Dict, Literal, Optional, Protocol, Tuple, Type, Union
 
@@ -20,6 +21,9 @@ Shape = Tuple[int, int]
 
 class _FileDescriptorLike(Protocol):
     def fileno(self) -> int: ...
+
+# A path, a descriptor or an object with fileno().
+FileLike = Union[str, bytes, "os.PathLike[str]", int, _FileDescriptorLike]
 
 class Error(OSError):
     """A libgpubuf call failed: .errno, and .strerror with the call, the
@@ -57,6 +61,16 @@ class Buffer:
                ld: Optional[int] = None, order: Order = "C",
                offset: int = 0) -> "Matrix": ...
     def cpu_access(self, mode: Access = "rw") -> CpuAccess: ...
+    def read_file(self, file: FileLike, file_offset: int = 0,
+                  nbytes: Optional[int] = None, offset: int = 0, *,
+                  direct: bool = True, uring: bool = True,
+                  queue_depth: int = 0,
+                  request_bytes: int = 0) -> Dict[str, Any]: ...
+    def write_file(self, file: FileLike, file_offset: int = 0,
+                   nbytes: Optional[int] = None, offset: int = 0, *,
+                   direct: bool = True, uring: bool = True,
+                   queue_depth: int = 0,
+                   request_bytes: int = 0) -> Dict[str, Any]: ...
     def release(self) -> None: ...
     def __enter__(self) -> "Buffer": ...
     def __exit__(self, *exc: Any) -> None: ...
@@ -89,6 +103,14 @@ class DeviceMatrix:
 
 class Matrix:
     """A 2-D strided view of a pinned gpubuf buffer."""
+    def read_file(self, file: FileLike, file_offset: int = 0, *,
+                  direct: bool = True, uring: bool = True,
+                  queue_depth: int = 0,
+                  request_bytes: int = 0) -> Dict[str, Any]: ...
+    def write_file(self, file: FileLike, file_offset: int = 0, *,
+                   direct: bool = True, uring: bool = True,
+                   queue_depth: int = 0,
+                   request_bytes: int = 0) -> Dict[str, Any]: ...
     @property
     def shape(self) -> Shape: ...
     @property
@@ -181,3 +203,18 @@ def import_fd(fd: Union[int, _FileDescriptorLike]) -> Buffer: ...
 def dlpack_versioned() -> bool: ...
 def library_version() -> Tuple[int, int, int]: ...
 def strerror(errno: int) -> str: ...
+
+class SafetensorsError(ValueError):
+    tensor: Optional[str]
+
+class SafetensorsDict(Dict[str, Any]):
+    buffer: Buffer
+    metadata: Dict[str, str]
+    copied: Tuple[str, ...]
+    io: Dict[str, Any]
+
+def load_safetensors(path: Union[str, "os.PathLike[str]"],
+                     ctx: Optional[Context] = None,
+                     framework: Literal["numpy", "torch"] = "numpy",
+                     direct: bool = True,
+                     uring: bool = True) -> SafetensorsDict: ...

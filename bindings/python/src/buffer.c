@@ -117,6 +117,22 @@ static PyObject *pgb_buffer_cpu_access(pgb_Buffer *self, PyObject *args)
 	return pgb_cpu_access_new(buf, mode);
 }
 
+static PyObject *pgb_buffer_read_file(pgb_Buffer *self, PyObject *args,
+				      PyObject *kwargs)
+{
+	struct gpubuf *buf = pgb_buffer_get(self);
+
+	return buf ? pgb_buffer_io(buf, 0, args, kwargs) : NULL;
+}
+
+static PyObject *pgb_buffer_write_file(pgb_Buffer *self, PyObject *args,
+				       PyObject *kwargs)
+{
+	struct gpubuf *buf = pgb_buffer_get(self);
+
+	return buf ? pgb_buffer_io(buf, 1, args, kwargs) : NULL;
+}
+
 static PyObject *pgb_buffer_release(pgb_Buffer *self, PyObject *unused)
 {
 	(void)unused;
@@ -210,6 +226,23 @@ static PyMethodDef pgb_buffer_methods[] = {
 	  "cpu_access(mode='rw') -> CpuAccess\n\n"
 	  "A context manager bracketing CPU access with DMA_BUF_IOCTL_SYNC\n"
 	  "(gpubuf_sync_begin/end); mode is 'r', 'w' or 'rw'." },
+	{ "read_file", (PyCFunction)(void (*)(void))pgb_buffer_read_file,
+	  METH_VARARGS | METH_KEYWORDS,
+	  "read_file(file, file_offset=0, nbytes=None, offset=0, *, direct=True,\n"
+	  "          uring=True, queue_depth=0, request_bytes=0) -> dict\n\n"
+	  "Read nbytes of file (a path, a descriptor or an object with fileno())\n"
+	  "from file_offset into the buffer at offset, with O_DIRECT where\n"
+	  "aligned and io_uring (gpubuf_read_file(3)); nbytes None: the rest of\n"
+	  "the file. The GIL is released. Returns bytes, direct_bytes, method\n"
+	  "('io_uring-fixed', 'io_uring' or 'pread') and align. Raises\n"
+	  "gpubuf.Error with .bytes_done, the prefix in place (ENODATA: the\n"
+	  "file ended first)." },
+	{ "write_file", (PyCFunction)(void (*)(void))pgb_buffer_write_file,
+	  METH_VARARGS | METH_KEYWORDS,
+	  "write_file(file, file_offset=0, nbytes=None, offset=0, *, direct=True,\n"
+	  "           uring=True, queue_depth=0, request_bytes=0) -> dict\n\n"
+	  "Write nbytes of the buffer from offset to file (a path is created)\n"
+	  "at file_offset; nbytes None: the rest of the buffer. As read_file." },
 	{ "release", (PyCFunction)pgb_buffer_release, METH_NOARGS,
 	  "release()\n\nDrop this object's reference now. Matrices, tensors and\n"
 	  "views made from it keep their own. BufferError while a\n"

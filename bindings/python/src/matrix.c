@@ -478,7 +478,32 @@ static PyObject *pgb_matrix_hsa(pgb_Matrix *self, PyObject *args, PyObject *kwar
 	return pgb_device_matrix_new(self, PGB_DL_ROCM, agent, 0);
 }
 
+static PyObject *pgb_matrix_read_file(pgb_Matrix *self, PyObject *args,
+				      PyObject *kwargs)
+{
+	return pgb_matrix_io(&self->m, 0, args, kwargs);
+}
+
+static PyObject *pgb_matrix_write_file(pgb_Matrix *self, PyObject *args,
+				       PyObject *kwargs)
+{
+	return pgb_matrix_io(&self->m, 1, args, kwargs);
+}
+
 static PyMethodDef pgb_matrix_methods[] = {
+	{ "read_file", (PyCFunction)(void (*)(void))pgb_matrix_read_file,
+	  METH_VARARGS | METH_KEYWORDS,
+	  "read_file(file, file_offset=0, *, direct=True, uring=True,\n"
+	  "          queue_depth=0, request_bytes=0) -> dict\n\n"
+	  "Fill the matrix from file (a path, a descriptor or an object with\n"
+	  "fileno()), where it lies packed in the matrix's order from\n"
+	  "file_offset (gpubuf_matrix_read_file(3)); the padding between rows\n"
+	  "is left alone. As Buffer.read_file." },
+	{ "write_file", (PyCFunction)(void (*)(void))pgb_matrix_write_file,
+	  METH_VARARGS | METH_KEYWORDS,
+	  "write_file(file, file_offset=0, *, direct=True, uring=True,\n"
+	  "           queue_depth=0, request_bytes=0) -> dict\n\n"
+	  "Write the matrix's elements, packed, to file at file_offset." },
 	{ "transpose", (PyCFunction)pgb_matrix_transpose, METH_NOARGS,
 	  "transpose() -> Matrix\n\nThe same memory with rows and columns swapped (m.T)." },
 	{ "__dlpack__", (PyCFunction)(void (*)(void))pgb_matrix_dlpack,

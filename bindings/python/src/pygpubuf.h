@@ -134,6 +134,13 @@ extern PyTypeObject pgb_MatrixType;
 /* A new Matrix for m, taking one more reference to m->buf. */
 PyObject *pgb_matrix_new(const struct gpubuf_matrix *m, int dmabuf);
 
+/* ---- file I/O (fileio.c) ------------------------------------------------- */
+
+PyObject *pgb_buffer_io(struct gpubuf *buf, int write, PyObject *args,
+			PyObject *kwargs);
+PyObject *pgb_matrix_io(const struct gpubuf_matrix *m, int write,
+			PyObject *args, PyObject *kwargs);
+
 /* ---- DLPack (dlpack.c) --------------------------------------------------- */
 
 /* kDLCPU, kDLCUDA and kDLROCM as dlpack.h numbers them. */

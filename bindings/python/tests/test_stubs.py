@@ -10,7 +10,10 @@ import gpubuf
 STUBS = os.path.join(os.path.dirname(gpubuf.__file__), "__init__.pyi")
 # Stub-only helpers (type aliases, protocols), and dunders the runtime
 # has through slots rather than attributes.
-STUB_ONLY = {"Backend", "Order", "Access", "DTypeLike", "Shape", "_FileDescriptorLike"}
+# Types only the stubs name; SafetensorsDict is load_safetensors()'s return
+# type, a dict with attributes, in gpubuf.safetensors.
+STUB_ONLY = {"Backend", "Order", "Access", "DTypeLike", "Shape", "_FileDescriptorLike",
+             "SafetensorsDict"}
 SLOT_DUNDERS = {"__init__", "__len__", "__getitem__", "__setitem__", "__buffer__"}
 
 
