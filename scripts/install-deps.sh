@@ -116,7 +116,8 @@ check    pkg libopenblas0-pthread OpenBLAS: gpubuf-bench vulkan's CPU anchor row
 check    pkg prometheus-node-exporter gpubuf-info --prometheus scraped through its textfile collector
 check    pkg bpftrace         the module's tracepoints read by bpftrace in the guest
 check    pkg systemd          systemd-analyze security scores the packages' Prometheus unit
-check    cmd qemu-system-x86_64 busybox cpio gzip ldd g++ pkg-config python3 dkms dpkg-deb rdma timeout glslangValidator spirv-val go gofmt systemd-analyze
+check    pkg e2fsprogs        mkfs.ext4 -d: the storage suite's file system image
+check    cmd qemu-system-x86_64 busybox cpio gzip ldd g++ pkg-config python3 dkms dpkg-deb rdma timeout glslangValidator spirv-val go gofmt systemd-analyze mkfs.ext4
 # make check-kernels: make check, then debootstrapped suites.
 check-kernels uses check
 check-kernels pkg debootstrap

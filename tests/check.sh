@@ -439,6 +439,34 @@ guest_run "$results/55-guest-swiotlb.tap" "$swiotlb_tests" "swiotlb=force: " \
 	GPUBUF_VM_OUT="$top/build/vm-swiotlb" GPUBUF_VM_APPEND=swiotlb=force \
 	GPUBUF_VM_EXTRA_DIR=
 
+# A real block device DMA-ing into gpubuf.ko's buffers (tests/storage): an
+# emulated NVMe namespace holding a pattern raw and an ext4 file system on
+# a virtio-blk disk, read with gpubuf_read_file(); plain, with every DMA
+# bounced (swiotlb=force), and through a strict vIOMMU.
+storage=$top/build/storage
+if step "the storage suite's program and disk images" sh -c '
+	rm -rf "$1" && mkdir -p "$1/extra/storage" "$1/tests" "$1/fs" &&
+	make -s -C libgpubuf storage-guest OUT="$1/extra/storage" &&
+	cp tests/storage/guest.sh "$1/tests/57-storage" &&
+	"$1/extra/storage/storage_guest" --make "$1/raw.img" 67108864 &&
+	"$1/extra/storage/storage_guest" --make "$1/fs/data.bin" 16778000 &&
+	mkfs.ext4 -q -F -b 4096 -d "$1/fs" "$1/ext4.img" 64M' sh "$storage"; then
+	for run in plain swiotlb iommu; do
+		case $run in
+		plain) opts= ;;
+		swiotlb) opts=GPUBUF_VM_APPEND=swiotlb=force ;;
+		iommu) opts=GPUBUF_VM_IOMMU=1 ;;
+		esac
+		log "QEMU guest (TCG), NVMe and virtio-blk disks: $run"
+		# shellcheck disable=SC2086
+		guest_run "$results/57-guest-storage-$run.tap" "$storage/tests" "storage, $run: " \
+			GPUBUF_VM_OUT="$top/build/vm-storage-$run" \
+			GPUBUF_VM_EXTRA_DIR="$storage/extra" \
+			GPUBUF_VM_DISKS="nvme:$storage/raw.img virtio:$storage/ext4.img" \
+			GPUBUF_VM_MODULES="nvme virtio_pci virtio_blk crc32c_generic ext4" $opts
+	done
+fi
+
 # Two NUMA nodes with memory (one CPU each): where the reserve's pages come
 # from under memory policies, cpusets and explicit nodes; and devices on
 # each node's PCI Express expander bridge (an e1000e with soft-RoCE and a

@@ -25,6 +25,10 @@
 # user network (soft-RoCE binds to it) and a virtio-gpu, on node 0 a
 # bochs-display (carry e1000e, virtio-gpu and bochs), and a third node
 # with a CPU and no memory, with a bochs-display of its own;
+# GPUBUF_VM_DISKS="nvme:IMAGE virtio:IMAGE", raw disk images attached as an
+# emulated NVMe controller's namespace or a virtio-blk disk (the storage
+# suite); GPUBUF_VM_IOMMU=1, an Intel vIOMMU with the guest's IOMMU on and
+# strict;
 # GPUBUF_VM_NETDEV, QEMU arguments for the guest's network instead (the
 # two-guest cluster's socket link, tests/cluster/run.sh);
 # GPUBUF_VM_MODULES, more modules of the guest kernel to carry (modprobe
@@ -165,6 +169,25 @@ if [ "${GPUBUF_VM_NUMA_DEVICES:-0}" = 1 ]; then
 		-device pcie-root-port,id=near0a,bus=pxb0,chassis=31,slot=0 \
 		-device bochs-display,bus=near0a
 fi
+# Disks: GPUBUF_VM_DISKS="nvme:IMAGE virtio:IMAGE ...", raw images the
+# guest sees as /dev/nvme0n1, /dev/vda, ... in that order of each kind.
+n_disk=0
+for d in ${GPUBUF_VM_DISKS:-}; do
+	n_disk=$((n_disk + 1))
+	case ${d%%:*} in
+	nvme) set -- "$@" -drive "file=${d#*:},if=none,id=disk$n_disk,format=raw" \
+		-device "nvme,serial=gpubuf$n_disk,drive=disk$n_disk" ;;
+	virtio) set -- "$@" -drive "file=${d#*:},if=none,id=disk$n_disk,format=raw" \
+		-device "virtio-blk-pci,drive=disk$n_disk" ;;
+	*) echo "not ok 1 - GPUBUF_VM_DISKS: unknown kind in $d"; echo "1..1"; exit 1 ;;
+	esac
+done
+# GPUBUF_VM_IOMMU=1: an Intel vIOMMU, strict, that every DMA goes through.
+iommu=
+if [ "${GPUBUF_VM_IOMMU:-0}" = 1 ]; then
+	iommu="-device intel-iommu,intremap=off"
+	GPUBUF_VM_APPEND="${GPUBUF_VM_APPEND:-} intel_iommu=on iommu.strict=1"
+fi
 [ -n "$host_root_mods" ] && set -- "$@" \
 	-fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
 	-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot
@@ -175,7 +198,7 @@ smp=2
 timeout "$timeout_s" qemu-system-x86_64 -machine q35 -cpu max -smp "$smp" -m "$mem" \
 	-accel tcg -kernel "$vmlinuz" -initrd "$out/initrd.gz" \
 	-append "console=ttyS0 quiet loglevel=3 panic=-1 oops=panic ${GPUBUF_VM_APPEND:-}${GPUBUF_VM_SUITE_TIMEOUT:+ gpubuf.suite_timeout=$GPUBUF_VM_SUITE_TIMEOUT}$host_root_append" \
-	-nographic -no-reboot -monitor none -serial stdio $nic "$@" \
+	-nographic -no-reboot -monitor none -serial stdio $iommu $nic "$@" \
 	</dev/null >"$out/console.log" 2>&1
 qemu_rc=$?
 set -e
