@@ -64,7 +64,9 @@ struct fio_piece {
 };
 
 struct fio {
-	struct gpubuf *buf;
+	char *base;		/* the memory: a buffer's mapping */
+	size_t size;
+	char *reg;		/* start of the registered spans, page aligned */
 	bool write;
 	int fd;			/* the caller's: buffered */
 	int dfd;		/* the same file with O_DIRECT, or -1 */
@@ -89,7 +91,7 @@ static size_t fio_min(size_t a, size_t b)
 /* Can this run's memory and file line up on the alignment at all? */
 static bool fio_run_aligns(const struct fio *f)
 {
-	uintptr_t mem = (uintptr_t)f->buf->ptr + f->r.mem;
+	uintptr_t mem = (uintptr_t)f->base + f->r.mem;
 
 	/* Run i starts at mem + i * stride and file + i * len. */
 	return (f->r.count == 1 || (f->r.stride - f->r.len) % f->align == 0) &&
@@ -188,7 +190,7 @@ static int fio_pread(struct fio *f)
 		bool finished = false;
 
 		while (!finished) {
-			char *mem = (char *)f->buf->ptr + p.mem + p.done;
+			char *mem = f->base + p.mem + p.done;
 			size_t n = p.len - p.done;
 			uint64_t at = p.file + p.done;
 			ssize_t r;
@@ -208,13 +210,17 @@ static int fio_pread(struct fio *f)
 static void fio_prep(struct fio *f, struct io_uring_sqe *sqe,
 		     struct fio_piece *p, unsigned int i, bool fixed)
 {
-	char *mem = (char *)f->buf->ptr + p->mem + p->done;
+	char *mem = f->base + p->mem + p->done;
 	unsigned int n = (unsigned int)(p->len - p->done);
 	uint64_t at = p->file + p->done;
-	size_t first = (p->mem + p->done) / GPUBUF_IO_FIXED_SPAN;
-	size_t last = (p->mem + p->len - 1) / GPUBUF_IO_FIXED_SPAN;
+	size_t first = 0, last = 1;
 	int fd;
 
+	if (fixed) {
+		first = (size_t)(mem - f->reg) / GPUBUF_IO_FIXED_SPAN;
+		last = (size_t)(f->base + p->mem + p->len - 1 - f->reg) /
+		       GPUBUF_IO_FIXED_SPAN;
+	}
 	if (p->direct && f->dfd < 0)
 		p->direct = false;
 	fd = fio_piece_fd(f, p);
@@ -232,20 +238,32 @@ static void fio_prep(struct fio *f, struct io_uring_sqe *sqe,
 	p->state = FIO_INFLIGHT;
 }
 
-/* Register the buffer in spans of at most 1 GiB; whether the kernel took it. */
+/*
+ * Register the pages the transfer touches, in spans of at most 1 GiB (a
+ * registration pins them: the whole of a large buffer would cost more
+ * than a small read); whether the kernel took them.
+ */
 static bool fio_register(struct fio *f, struct io_uring *ring)
 {
-	size_t n = (f->buf->size + GPUBUF_IO_FIXED_SPAN - 1) /
-		   GPUBUF_IO_FIXED_SPAN;
-	struct iovec *iov = calloc(n, sizeof(*iov));
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = (uintptr_t)f->base + f->r.mem;
+	uintptr_t hi = lo + (f->r.count - 1) * f->r.stride + f->r.len;
+	size_t bytes, n;
+	struct iovec *iov;
 	bool ok;
 
+	lo &= ~(uintptr_t)(page - 1);
+	hi = (hi + page - 1) & ~(uintptr_t)(page - 1);
+	bytes = hi - lo;
+	n = (bytes + GPUBUF_IO_FIXED_SPAN - 1) / GPUBUF_IO_FIXED_SPAN;
+	iov = calloc(n, sizeof(*iov));
 	if (!iov)
 		return false;
+	f->reg = (char *)lo;
 	for (size_t i = 0; i < n; i++) {
-		iov[i].iov_base = (char *)f->buf->ptr + i * GPUBUF_IO_FIXED_SPAN;
+		iov[i].iov_base = f->reg + i * GPUBUF_IO_FIXED_SPAN;
 		iov[i].iov_len = fio_min(GPUBUF_IO_FIXED_SPAN,
-					 f->buf->size - i * GPUBUF_IO_FIXED_SPAN);
+					 bytes - i * GPUBUF_IO_FIXED_SPAN);
 	}
 	ok = n <= UINT_MAX && !io_uring_register_buffers(ring, iov,
 							  (unsigned int)n);
@@ -387,14 +405,17 @@ static int fio_opts(const struct gpubuf_io_opts *in, struct gpubuf_io_opts *o)
 	return 0;
 }
 
-/* Everything the four calls share: checks, then the transfer. */
-static int fio_transfer(struct gpubuf *buf, bool write, int fd,
-			const struct fio_runs *r,
+/*
+ * Everything the calls share: checks, then the transfer. The memory is
+ * [base, base + size): a buffer's mapping, or the tools' own memory.
+ */
+static int fio_transfer(void *base, size_t size, bool readonly, bool write,
+			int fd, const struct fio_runs *r,
 			const struct gpubuf_io_opts *opts,
 			struct gpubuf_io_result *res, const char *fn)
 {
-	struct fio f = { .buf = buf, .write = write, .fd = fd, .dfd = -1,
-			 .r = *r, .bad = UINT64_MAX };
+	struct fio f = { .base = base, .size = size, .write = write, .fd = fd,
+			 .dfd = -1, .r = *r, .bad = UINT64_MAX };
 	struct gpubuf_io_opts o;
 	struct stat st;
 	uint64_t end;
@@ -432,7 +453,7 @@ static int fio_transfer(struct gpubuf *buf, bool write, int fd,
 		gpubuf_error_set("%s: fd %d is O_APPEND: writes would not land at their offsets", fn, fd);
 		return -EINVAL;
 	}
-	if (!write && (buf->flags & GPUBUF_BUF_READONLY)) {
+	if (!write && readonly) {
 		gpubuf_error_set("%s: the buffer is mapped read-only", fn);
 		return -EACCES;
 	}
@@ -483,7 +504,9 @@ static int fio_buffer(struct gpubuf *buf, size_t buf_offset, int fd,
 		gpubuf_error_set("%s: no buffer, or the range passes its end", fn);
 		return -EINVAL;
 	}
-	return fio_transfer(buf, write, fd, &r, opts, res, fn);
+	return fio_transfer(buf->ptr, buf->size,
+			    buf->flags & GPUBUF_BUF_READONLY, write, fd, &r,
+			    opts, res, fn);
 }
 
 GPUBUF_EXPORT int gpubuf_read_file(struct gpubuf *buf, size_t buf_offset,
@@ -532,7 +555,9 @@ static int fio_matrix(const struct gpubuf_matrix *m, int fd,
 	if (m->ld == inner || outer <= 1)
 		r = (struct fio_runs){ .mem = m->offset, .len = inner * outer * es,
 				       .count = 1, .file = file_offset };
-	return fio_transfer(m->buf, write, fd, &r, opts, res, fn);
+	return fio_transfer(m->buf->ptr, m->buf->size,
+			    m->buf->flags & GPUBUF_BUF_READONLY, write, fd, &r,
+			    opts, res, fn);
 }
 
 GPUBUF_EXPORT int gpubuf_matrix_read_file(const struct gpubuf_matrix *m,
@@ -553,4 +578,24 @@ GPUBUF_EXPORT int gpubuf_matrix_write_file(const struct gpubuf_matrix *m,
 	GPUBUF_KEEP_ERRNO;
 	return fio_matrix(m, fd, file_offset, true, opts, res,
 			  "gpubuf_matrix_write_file");
+}
+
+/* For the tools: the same reads into memory of their own (tools.h). */
+GPUBUF_EXPORT int gpubuf_read_mem(void *mem, size_t len, int fd,
+				  uint64_t file_offset,
+				  const struct gpubuf_io_opts *opts,
+				  struct gpubuf_io_result *res)
+{
+	GPUBUF_KEEP_ERRNO;
+	struct fio_runs r = { .len = len, .count = 1, .file = file_offset };
+
+	gpubuf_error_clear();
+	if (res)
+		memset(res, 0, sizeof(*res));
+	if (!mem) {
+		gpubuf_error_set("gpubuf_read_mem: no memory");
+		return -EINVAL;
+	}
+	return fio_transfer(mem, len, false, false, fd, &r, opts, res,
+			    "gpubuf_read_mem");
 }

@@ -462,6 +462,45 @@ else
 	skip "gpubuf-bench vulkan" "python3 not found"
 fi
 
+# ---- storage: a file into pinned memory, four ways ---------------------------
+mkdir -p "$tmp/st"
+run storage env TMPDIR="$tmp/st" $bench storage --sizes 1M,2M --reps 2 --queue-depth 4 --block-size 256K --json
+if [ "${have_py:-0}" = 1 ]; then
+	check "gpubuf-bench storage: the four ways at each size with GB/s and CPU s/GB, the file made for the run named and removed after, the ratios of interleaved pairs (plain names at the ratio size)" \
+		"$tmp/storage.out" "$tmp/storage.err" -- sh -c "[ \$(cat '$tmp/storage.rc') = 0 ] &&
+		[ -z \"\$(ls -A '$tmp/st')\" ] && python3 - '$tmp/storage.out'" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+res = [r for r in d["results"] if r["mode"] == "storage"]
+info = [r for r in res if r["status"] == "info"]
+assert len(info) == 1 and "made for the run" in info[0]["info"], info
+assert "queue depth 4, requests of 262144 bytes" in info[0]["info"], info
+ok = [r for r in res if r["status"] == "ok"]
+want = {(op, mem, size) for op, mem in (("read_direct", "gpubuf"),
+        ("read_direct", "malloc"), ("read_copy", "gpubuf"),
+        ("mmap_copy", "gpubuf")) for size in (1 << 20, 2 << 20)}
+assert {(r["op"], r["memory"], r["size_bytes"]) for r in ok} == want, res
+assert all(r["gb_per_s"] > 0 and r["cpu_s_per_gb"] >= 0 and r["reps"] == 2
+           for r in ok), ok
+for name in ("read_copy_vs_read_direct", "mmap_copy_vs_read_direct"):
+    for key, size in ((name, 2 << 20), (name + "_1M", 1 << 20)):
+        rat = d["ratios"][key]
+        assert rat["status"] == "ok" and rat["pairs"] == 2, rat
+        assert rat["size_bytes"] == size and rat["ratio"] > 0, rat
+PY
+else
+	skip "gpubuf-bench storage" "python3 not found"
+fi
+head -c 100000 /dev/zero >"$tmp/small.bin"
+run stsmall $bench storage --size 1M --file "$tmp/small.bin"
+run stmissing $bench storage --size 1M --file "$tmp/missing.bin"
+run stblock $bench storage --block-size 1000
+check "gpubuf-bench storage: a file smaller than the size or missing is unavailable (77) saying so; --block-size off 4K units is a usage error (2)" \
+	"$tmp/stsmall.out" "$tmp/stmissing.out" "$tmp/stblock.err" -- sh -c "
+	[ \$(cat '$tmp/stsmall.rc') = 77 ] && grep -q 'small.bin has 100000 bytes, the sizes want 1048576' '$tmp/stsmall.out' &&
+	[ \$(cat '$tmp/stmissing.rc') = 77 ] && grep -q 'open .*missing.bin: No such file or directory' '$tmp/stmissing.out' &&
+	[ \$(cat '$tmp/stblock.rc') = 2 ] && grep -q 'block-size' '$tmp/stblock.err'"
+
 # ---- rdma: the argument and no-peer paths (a run needs two machines) ---------
 run rdmanopeer $bench rdma
 check "gpubuf-bench rdma without --peer or --serve is unavailable (77) and says what it needs" \

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
 # make demo: gpubuf-bench's host and alloc tables (and PRIME import latency,
-# any GPU runtime found, and the vulkan mode on this machine's device). With gpubuf.ko loaded here it runs on this
+# any GPU runtime found, and the vulkan and storage modes on this machine). With gpubuf.ko loaded here it runs on this
 # machine; otherwise (containers, CI) it boots the QEMU guest with the module
 # and runs the same benchmark there, under emulation.
 set -eu
@@ -65,4 +65,11 @@ make -s -C tools >&2
 # vector adds, which take tens of ms each on lavapipe (1000 by default).
 LD_LIBRARY_PATH="$top/libgpubuf/build${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
 	GPUBUF_BACKEND=memfd tools/build/gpubuf-bench vulkan --reps 5 2>&1 | cat
+
+# Storage on this machine's own disk (a file in /var/tmp), memfd buffers:
+# the guest has no disk of its own in the demo.
+echo
+echo "gpubuf: the storage mode on this machine (memfd backend; a file made in /var/tmp)"
+LD_LIBRARY_PATH="$top/libgpubuf/build${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+	GPUBUF_BACKEND=memfd tools/build/gpubuf-bench storage 2>&1 | cat
 exit "$rc"

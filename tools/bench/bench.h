@@ -19,7 +19,7 @@
 enum { EXIT_OK = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_UNSUPPORTED = 77 };
 
 enum bench_mode { MODE_HOST, MODE_ALLOC, MODE_DRM, MODE_CUDA, MODE_HSA,
-		  MODE_VULKAN, MODE_RDMA, MODE_COUNT };
+		  MODE_VULKAN, MODE_RDMA, MODE_STORAGE, MODE_COUNT };
 
 enum bench_format { FMT_TABLE, FMT_JSON, FMT_CSV };
 
@@ -50,6 +50,9 @@ struct bench_opts {
 					 * NULL = the RDMA port's netdev */
 	int tcp_timeout;		/* --tcp-timeout: side channel, seconds */
 	unsigned int rdma_ops;		/* --ops: RDMA_OP_* bits; 0 = both */
+	const char *storage_file;	/* --file: storage reads it; NULL = make one */
+	int queue_depth;		/* --queue-depth: storage; 0 = libgpubuf's */
+	uint64_t block_size;		/* --block-size: storage; 0 = libgpubuf's */
 };
 
 /* rdma: the operations a --peer run measures, and a server grants. */
@@ -214,6 +217,7 @@ int mode_cuda(struct bench *b);
 int mode_hsa(struct bench *b);
 int mode_vulkan(struct bench *b);
 int mode_rdma(struct bench *b);
+int mode_storage(struct bench *b);
 
 /* sysinfo for the header (header.c) */
 void header_collect(struct bench *b);

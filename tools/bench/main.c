@@ -19,6 +19,7 @@ static int (*const mode_fns[MODE_COUNT])(struct bench *) = {
 	[MODE_HSA] = mode_hsa,
 	[MODE_VULKAN] = mode_vulkan,
 	[MODE_RDMA] = mode_rdma,
+	[MODE_STORAGE] = mode_storage,
 };
 
 /*

@@ -18,6 +18,7 @@ static const char *const mode_names[MODE_COUNT] = {
 	[MODE_HSA] = "hsa",
 	[MODE_VULKAN] = "vulkan",
 	[MODE_RDMA] = "rdma",
+	[MODE_STORAGE] = "storage",
 };
 
 const char *mode_name(enum bench_mode m)
@@ -50,12 +51,15 @@ void bench_usage(FILE *f)
 "  rdma    RDMA WRITE/READ bandwidth and small-operation latency to another\n"
 "          machine over one RC queue pair: gpubuf buffers vs mlock'd anonymous\n"
 "          memory, interleaved (needs --peer HOST here and --serve there)\n"
+"  storage a file into pinned memory: gpubuf_read_file() (O_DIRECT, io_uring)\n"
+"          into a gpubuf buffer and into malloc memory, pread + memcpy and\n"
+"          mmap + memcpy into a gpubuf buffer; GB/s and CPU s/GB\n"
 "\n"
 "options:\n"
 "  --sizes LIST       comma-separated sizes with K/M/G suffixes (powers of 1024)\n"
 "                     default: host 4K,16K,64K,256K,1M,4M,16M,64M,256M;\n"
 "                     alloc 64M,256M,1G,4G; drm 4K,64K,1M,16M,64M; cuda, hsa 512M;\n"
-"                     vulkan 16M,256M; rdma 4K,64K,1M,4M\n"
+"                     vulkan 16M,256M; rdma 4K,64K,1M,4M; storage 16M,256M\n"
 "  --size SIZE        one size, the same as --sizes SIZE (cuda, hsa: 512M)\n"
 "  --max-size SIZE    drop sizes above SIZE; a mode left with none uses\n"
 "                     SIZE itself (default: no limit); rdma --serve: the\n"
@@ -88,6 +92,10 @@ void bench_usage(FILE *f)
 "                     every interface)\n"
 "  --ops LIST         rdma --peer: write, read or write,read (default): what\n"
 "                     is measured, and all the server's rkeys allow\n"
+"  --file PATH        storage: the file to read (default: a file of the largest\n"
+"                     size made in $TMPDIR or /var/tmp and removed after)\n"
+"  --queue-depth N    storage: requests in flight (default 16)\n"
+"  --block-size SIZE  storage: bytes per request, 4K units (default 1M)\n"
 "  --json             one JSON document on stdout\n"
 "  --json-file FILE   also write that JSON document into FILE, from the same\n"
 "                     run as what stdout shows\n"
@@ -172,7 +180,7 @@ static int parse_mode(struct bench_opts *o, const char *s)
 enum { OPT_SIZES = 256, OPT_SIZE, OPT_MAX_SIZE, OPT_RATIO_SIZE, OPT_THREADS, OPT_REPS, OPT_WARMUP,
        OPT_REP_BYTES, OPT_DRM_CARD, OPT_DEVICE, OPT_JSON, OPT_JSON_FILE, OPT_CSV, OPT_PLOT,
        OPT_PEER, OPT_SERVE, OPT_IB_DEV, OPT_TCP_PORT, OPT_TCP_TIMEOUT, OPT_BIND,
-       OPT_OPS, OPT_NODE };
+       OPT_OPS, OPT_NODE, OPT_FILE, OPT_QUEUE_DEPTH, OPT_BLOCK_SIZE };
 
 static const struct option long_opts[] = {
 	{ "sizes", required_argument, NULL, OPT_SIZES },
@@ -197,6 +205,9 @@ static const struct option long_opts[] = {
 	{ "bind", required_argument, NULL, OPT_BIND },
 	{ "ops", required_argument, NULL, OPT_OPS },
 	{ "node", required_argument, NULL, OPT_NODE },
+	{ "file", required_argument, NULL, OPT_FILE },
+	{ "queue-depth", required_argument, NULL, OPT_QUEUE_DEPTH },
+	{ "block-size", required_argument, NULL, OPT_BLOCK_SIZE },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -316,6 +327,18 @@ int bench_parse(struct bench_opts *o, int argc, char **argv)
 			break;
 		case OPT_BIND:
 			o->rdma_bind = optarg;
+			break;
+		case OPT_FILE:
+			o->storage_file = optarg;
+			break;
+		case OPT_QUEUE_DEPTH:
+			if (parse_int(optarg, 1, &o->queue_depth) || o->queue_depth > 4096)
+				return bench_bad("--queue-depth (1 to 4096)", optarg);
+			break;
+		case OPT_BLOCK_SIZE:
+			if (parse_size(optarg, &o->block_size) || !o->block_size ||
+			    o->block_size % 4096 || o->block_size > GIB)
+				return bench_bad("--block-size (4K units, at most 1G)", optarg);
 			break;
 		case OPT_OPS:
 			if (!strcmp(optarg, "write"))

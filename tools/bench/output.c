@@ -34,7 +34,8 @@ const char *result_metric(const struct result *r)
 static int gpu_summary_row(const struct result *r)
 {
 	return (r->mode == MODE_CUDA || r->mode == MODE_HSA ||
-		r->mode == MODE_VULKAN || r->mode == MODE_RDMA) &&
+		r->mode == MODE_VULKAN || r->mode == MODE_RDMA ||
+		r->mode == MODE_STORAGE) &&
 	       (r->status == RES_INFO ||
 		(r->status == RES_UNAVAILABLE && !r->size_bytes));
 }
@@ -119,6 +120,13 @@ static void table_mode_title(const struct bench *b, enum bench_mode m,
 		       "# and a 1M-element vector add (a GEMV with k = 1) repeated 1000 times\n");
 		value_columns();
 		break;
+	case MODE_STORAGE:
+		printf("# storage: a file into pinned memory, GB/s and CPU seconds per GB, the page\n"
+		       "# cache dropped before each sample; read_direct is gpubuf_read_file()\n"
+		       "# (O_DIRECT where aligned, io_uring), read_copy pread + memcpy, mmap_copy\n"
+		       "# mmap + memcpy; on an emulated disk only the ratios mean anything\n");
+		value_columns();
+		break;
 	case MODE_RDMA:
 		printf("# rdma: RDMA WRITE/READ over one RC queue pair to the peer's memory of the\n"
 		       "# same kind, up to 16 in flight, GB/s; *_lat: microseconds until one 8-byte\n"
@@ -168,6 +176,9 @@ static void cuda_row(const struct result *r, const char *sz,
 		print_value(0, 1, r->rate);
 		if (!strcmp(r->rate_name, "p99_us"))
 			printf(" us p99");
+		else if (!strcmp(r->rate_name, "cpu_s_per_gb"))
+			printf(" CPU s/GB%s%s", r->reason[0] ? ", " : "",
+			       r->reason);
 		else
 			printf(" %s",
 			       strcmp(r->rate_name, "gflop_per_s") ?
@@ -213,7 +224,8 @@ static void table_row(const struct result *r)
 		printf("%-20s %10s %10.0f %10.0f %10.0f %5d\n", r->op, sz,
 		       r->med, r->min, r->max, r->reps);
 	else if (r->mode == MODE_CUDA || r->mode == MODE_HSA ||
-		 r->mode == MODE_VULKAN || r->mode == MODE_RDMA)
+		 r->mode == MODE_VULKAN || r->mode == MODE_RDMA ||
+		 r->mode == MODE_STORAGE)
 		cuda_row(r, sz, node);
 }
 

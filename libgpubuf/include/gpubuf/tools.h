@@ -49,6 +49,17 @@ int gpubuf_device_sysfs(const char *device, char *path, size_t len);
 int gpubuf_vk_stream_read(struct gpubuf_vk *vk, uint64_t address,
 			  size_t bytes, uint64_t sink);
 
+/*
+ * gpubuf_read_file(3) into memory of the caller's own, [mem, mem + len)
+ * from file_offset: gpubuf-bench storage's row for page-aligned malloc()
+ * memory, read the same way as a buffer.
+ */
+struct gpubuf_io_opts;
+struct gpubuf_io_result;
+int gpubuf_read_mem(void *mem, size_t len, int fd, uint64_t file_offset,
+		    const struct gpubuf_io_opts *opts,
+		    struct gpubuf_io_result *res);
+
 #ifdef GPUBUF_HAVE_CUDA
 
 #include <cuda.h>
