@@ -139,8 +139,29 @@ layout() {
 	fi
 }
 
+# make dkms-install and dkms-uninstall refuse, before touching anything,
+# when the gpubuf-dkms package owns /usr/src/gpubuf-VERSION: a dpkg that
+# says so (first in PATH) stands in for the installed package.
+dkms_refusal() {
+	fake=$work/fake-dpkg
+	mkdir -p "$fake"
+	printf '#!/bin/sh\n[ "$1" = -S ] && echo "gpubuf-dkms: $2" && exit 0\nexec /usr/bin/dpkg "$@"\n' >"$fake/dpkg"
+	chmod +x "$fake/dpkg"
+	for t in dkms-install dkms-uninstall; do
+		if PATH="$fake:$PATH" make -s -C "$top" "$t" KDIR="$kdir" \
+			>"$work/$t-refused.log" 2>&1; then
+			emit 0 "make $t refuses when the gpubuf-dkms package owns /usr/src/gpubuf-$version" "$work/$t-refused.log"
+		elif grep -q "gpubuf: /usr/src/gpubuf-$version belongs to package gpubuf-dkms; use apt to install or remove it" "$work/$t-refused.log"; then
+			emit 1 "make $t refuses when the gpubuf-dkms package owns /usr/src/gpubuf-$version, saying so"
+		else
+			emit 0 "make $t refuses when the gpubuf-dkms package owns /usr/src/gpubuf-$version, saying so" "$work/$t-refused.log"
+		fi
+	done
+}
+
 rm -rf "$work"
 mkdir -p "$work"
+dkms_refusal
 layout debian /usr "/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)"
 layout default /usr/local /usr/local/lib
 echo "1..$n"

@@ -219,28 +219,77 @@ TEST(alloc_rejects_nonzero_reserved)
 	close(dev);
 }
 
+/*
+ * Every rejection of kernel.md's ALLOC table that a test can cause (ENOMEM,
+ * EINTR, EMFILE and ENFILE have theirs in 20-mem and 40-accounting), one
+ * after another: no fd, buffer or byte is left, and only the requests
+ * that passed validation (EFBIG, ENOSPC) count as failed.
+ */
+struct rejection {
+	const char *what;
+	int err;
+	void (*set)(struct gpubuf_alloc *req);
+};
+
+static void rj_size0(struct gpubuf_alloc *r) { r->size = 0; }
+static void rj_round(struct gpubuf_alloc *r) { r->size = UINT64_MAX - SZ_4K + 2; }
+static void rj_huge(struct gpubuf_alloc *r) { r->size = UINT64_MAX - SZ_4K + 1; }
+static void rj_flag(struct gpubuf_alloc *r) { r->flags = 1ULL << 40; }
+static void rj_fdfl(struct gpubuf_alloc *r) { r->fd_flags = O_NONBLOCK; }
+static void rj_acc(struct gpubuf_alloc *r) { r->fd_flags = O_ACCMODE; }
+static void rj_node(struct gpubuf_alloc *r) { r->numa_node = 1 << 20; }
+static void rj_strict(struct gpubuf_alloc *r) { r->flags = GPUBUF_ALLOC_NUMA_STRICT; }
+static void rj_fd(struct gpubuf_alloc *r) { r->fd = 3; }
+static void rj_rsv0(struct gpubuf_alloc *r) { r->reserved0 = 1; }
+static void rj_rsv(struct gpubuf_alloc *r) { r->reserved[0] = 1; }
+static void rj_total(struct gpubuf_alloc *r) { r->size = 4 * SZ_1M; }
+
 TEST(rejections_leave_nothing_behind)
 {
+	static const struct rejection cases[] = {
+		{ "size 0", EINVAL, rj_size0 },
+		{ "size rounding past 2^64", EINVAL, rj_round },
+		{ "size past max_buffer_bytes", EFBIG, rj_huge },
+		{ "unknown flags bit", EINVAL, rj_flag },
+		{ "fd_flags O_NONBLOCK", EINVAL, rj_fdfl },
+		{ "fd_flags O_ACCMODE", EINVAL, rj_acc },
+		{ "numa_node past any node", EINVAL, rj_node },
+		{ "strict without a node", EINVAL, rj_strict },
+		{ "fd set on input", EINVAL, rj_fd },
+		{ "reserved0 set", EINVAL, rj_rsv0 },
+		{ "reserved[0] set", EINVAL, rj_rsv },
+		{ "past max_total_bytes", ENOSPC, rj_total },
+	};
 	unsigned long long buffers = gb_stat("live_buffers");
 	unsigned long long bytes = gb_stat("live_bytes");
 	unsigned long long failed = gb_stat("failed_allocs");
+	unsigned long long total = gb_param("max_total_bytes");
 	struct gpubuf_alloc req;
 	int dev = gb_open();
+	unsigned int i;
 	int fds;
 
 	ASSERT_LE(0, dev);
 	fds = gb_count_fds();
-	gb_alloc_req(&req, 0);
-	EXPECT_EQ(-EINVAL, gb_alloc_raw(dev, &req));
-	gb_alloc_req(&req, UINT64_MAX - SZ_4K + 1);
-	EXPECT_EQ(-EFBIG, gb_alloc_raw(dev, &req));
-	/* A bad argument pointer: the buffer is made, then undone. */
+	/* Room for 1 MiB more than what is live: 4 MiB is past it. */
+	ASSERT_EQ(0, gb_set_param("max_total_bytes", bytes +
+				  gb_stat("held_bytes") + SZ_1M));
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		gb_alloc_req(&req, SZ_4K);
+		cases[i].set(&req);
+		EXPECT_EQ(-cases[i].err, gb_alloc_raw(dev, &req)) {
+			TH_LOG("%s", cases[i].what);
+		}
+	}
+	gb_set_param("max_total_bytes", total);
+	ASSERT_EQ(total, gb_param("max_total_bytes"));
+	/* A bad argument pointer: refused before anything is made. */
 	EXPECT_EQ(-EFAULT, gb_ioctl(dev, GPUBUF_IOC_ALLOC, (void *)8));
 	EXPECT_EQ(fds, gb_count_fds());
 	EXPECT_EQ(buffers, gb_stat("live_buffers"));
 	EXPECT_EQ(bytes, gb_stat("live_bytes"));
-	/* Only the over-cap request passed validation. */
-	EXPECT_EQ(failed + 1, gb_stat("failed_allocs"));
+	/* Only the over-cap requests passed validation. */
+	EXPECT_EQ(failed + 2, gb_stat("failed_allocs"));
 	close(dev);
 }
 
