@@ -815,6 +815,24 @@ else
 	skip "--prometheus=FILE as root refuses a directory another account owns" \
 		"needs root and a nobody account to own the directory (CI runs as root)"
 fi
+# The package's postrm removes the textfile on remove (and purge), and
+# nothing else there: run in a mount namespace of its own with a scratch
+# directory over node_exporter's, so the host's stays untouched.
+nx=/var/lib/prometheus/node-exporter
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null && [ -d "$nx" ]; then
+	mkdir -p "$tmp/nx"
+	unshare -m sh -c "mount --make-rprivate / && mount --bind '$tmp/nx' '$nx' &&
+		touch '$nx/gpubuf.prom' '$nx/gpubuf.prom.tmp' '$nx/other.prom' &&
+		sh '$top/debian/gpubuf-tools.postrm' remove &&
+		[ ! -e '$nx/gpubuf.prom' ] && [ ! -e '$nx/gpubuf.prom.tmp' ] && [ -e '$nx/other.prom' ]" \
+		>"$tmp/postrm.out" 2>&1
+	echo $? >"$tmp/postrm.rc"
+	check "gpubuf-tools.postrm remove deletes gpubuf.prom (and its temporary), leaves other textfiles" \
+		"$tmp/postrm.out" -- rc_is postrm 0
+else
+	skip "gpubuf-tools.postrm remove deletes gpubuf.prom" \
+		"needs root, unshare and $nx (prometheus-node-exporter; make check installs it)"
+fi
 # The unit runs that command itself (no shell, no redirection) with the
 # sandbox closed: systemd's own exposure score, 5.6 before this change.
 unit=$top/systemd/gpubuf-prometheus.service
