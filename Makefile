@@ -171,7 +171,8 @@ install-python: deps
 		--build-lib $(PY_BUILD)/lib && rm -rf gpubuf.egg-info
 	install -d $(DESTDIR)$(PYTHON_SITEDIR)/gpubuf
 	install -m 0644 $(PY_BUILD)/lib/gpubuf/__init__.py $(PY_BUILD)/lib/gpubuf/__init__.pyi \
-		$(PY_BUILD)/lib/gpubuf/py.typed $(DESTDIR)$(PYTHON_SITEDIR)/gpubuf/
+		$(PY_BUILD)/lib/gpubuf/py.typed $(PY_BUILD)/lib/gpubuf/safetensors.py \
+		$(DESTDIR)$(PYTHON_SITEDIR)/gpubuf/
 	install -m 0755 $(PY_BUILD)/lib/gpubuf/_gpubuf*.so $(DESTDIR)$(PYTHON_SITEDIR)/gpubuf/
 
 uninstall-python: deps

@@ -66,7 +66,7 @@ python_layout() {
 	fi
 	files=$(cd "$site/gpubuf" && ls | sed 's/^_gpubuf\..*\.so$/_gpubuf.so/' | tr '\n' ' ')
 	ext=$(ls "$site"/gpubuf/_gpubuf*.so)
-	if [ "$files" = "__init__.py __init__.pyi _gpubuf.so py.typed " ] &&
+	if [ "$files" = "__init__.py __init__.pyi _gpubuf.so py.typed safetensors.py " ] &&
 		! readelf -d "$ext" | grep -Eq 'RPATH|RUNPATH' &&
 		readelf -d "$ext" | grep -q 'NEEDED.*libgpubuf\.so\.'; then
 		emit 1 "$name: the package is ${site#"$dest"}/gpubuf/{$files}, the extension needs libgpubuf.so.N, no RPATH"
