@@ -32,6 +32,7 @@
 #include <libdrm/drm_mode.h>
 #endif
 
+#include "refuse_syscall.h"
 #include "tap.h"
 
 /* Field @key of the smaps entry that starts at addr, in kB; -1 if absent. */
@@ -254,28 +255,6 @@ static int memfd_numa_node_is_placed(void)
 	return T_PASS;
 }
 
-/* Docker's and podman's default seccomp profiles: mbind(2) is EPERM. */
-static int t_refuse_mbind(void)
-{
-	struct sock_filter prog[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-			 offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 3),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-			 offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_mbind, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog fprog = { sizeof(prog) / sizeof(prog[0]), prog };
-
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
-		return -errno;
-	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fprog))
-		return -errno;
-	return 0;
-}
-
 /* The child of memfd_numa_preference_survives_refused_mbind: 0 or a line. */
 static int t_refused_mbind_child(void)
 {
@@ -286,7 +265,7 @@ static int t_refused_mbind_child(void)
 	unsigned char *p;
 	int maps;
 
-	if (t_refuse_mbind())
+	if (t_refuse_syscall(SYS_mbind))
 		return __LINE__;
 	if (syscall(SYS_mbind, NULL, 0, MPOL_DEFAULT, NULL, 0, 0) != -1 ||
 	    errno != EPERM)

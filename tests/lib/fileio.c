@@ -14,18 +14,15 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
-#include <linux/audit.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <pthread.h>
 #include <sys/ioctl.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "refuse_syscall.h"
 #include "tap.h"
 
 #define MIB (1u << 20)
@@ -198,27 +195,6 @@ static int every_method_and_size(void)
 	return T_PASS;
 }
 
-/* Docker's default profile refuses io_uring_setup(2) since Docker 25: EPERM. */
-static int t_refuse_io_uring(void)
-{
-	struct sock_filter f[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-			 offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-			 offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_io_uring_setup, 0, 1),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
-
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
-		return -1;
-	return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
-}
-
 /* Without io_uring (a seccomp filter says EPERM): pread, same bytes. */
 static int no_io_uring_falls_back_to_pread(void)
 {
@@ -233,7 +209,9 @@ static int no_io_uring_falls_back_to_pread(void)
 		struct gpubuf_io_result res;
 		struct gpubuf *buf;
 
-		if (t_refuse_io_uring() || gpubuf_open(&ctx, GPUBUF_OPEN_ALLOW_MEMFD) ||
+		/* Docker's default profile since Docker 25: EPERM. */
+		if (t_refuse_syscall(SYS_io_uring_setup) ||
+		    gpubuf_open(&ctx, GPUBUF_OPEN_ALLOW_MEMFD) ||
 		    gpubuf_alloc(ctx, 4 * MIB, NULL, &buf))
 			_exit(2);
 		if (gpubuf_read_file(buf, 0, fd, 0, 2 * MIB + 5, NULL, &res) ||
