@@ -65,6 +65,8 @@ log "kmod lint (W=1, sparse, checkpatch --strict)"
 tests/lint-kmod.sh "$kdir" >"$results/10-kmod-lint.tap" 2>&1
 # No test asserts a time or a speed (docs/testing.md).
 tests/lint-timing.sh >"$results/11-timing-lint.tap" 2>&1
+# How a guest's console becomes results: cut-off guests and stuck suites fail.
+sh tests/vm/test-guest-tap.sh >"$results/12-guest-tap.tap" 2>&1
 
 log "build"
 step "gpubuf.ko builds" make -s module KDIR="$kdir" || finish

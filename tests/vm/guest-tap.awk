@@ -6,6 +6,11 @@ function emit(ok, text) {
 	n++
 	print (ok ? "ok " : "not ok ") n " - " text
 }
+# The console's last lines, and everything after a suite's watchdog fired
+# (init.sh: blocked tasks and CPU stacks), for a guest that did not finish.
+{ tail[NR % 40] = $0 }
+stuck && stuckn < 400 { stucklog = stucklog "\n# " $0; stuckn++ }
+/^@@SUITE-STUCK / { stuck = $2 }
 /^@@SETUP-FAIL/ { emit(0, "guest setup: " substr($0, 14)) ; next }
 /^@@SUITE-BEGIN / { suite = $2; plan = -1; seen = 0; failed = 0; insuite = 1; next }
 /^@@SUITE-END / {
@@ -92,12 +97,20 @@ indmesg && after && injwin && /(vmalloc error: |page allocation failure: |WARNIN
 indmesg && after && inwarn && /<\/TASK>/ { warnend(); next }
 indmesg && after && inwarn && /gpubuf/ && !/Modules linked in:/ { warnours = 1 }
 indmesg && after && inwarn && /Call Trace/ { warnheld = warnheld "\n# " $0; next }
-indmesg && after && /(BUG:|WARNING:|Oops|kernel BUG|general protection|Call Trace|possible circular locking|RCU stall|rcu_sched self-detected|UBSAN|KASAN|refcount_t|list_del corruption|Bad page)/ {
+indmesg && after && /(BUG:|WARNING:|Oops|blocked for more than|kernel BUG|general protection|Call Trace|possible circular locking|RCU stall|rcu_sched self-detected|UBSAN|KASAN|refcount_t|list_del corruption|Bad page)/ {
 	splat = splat "\n# " $0
 }
 /^@@GUEST-DONE/ { done = 1 }
 END {
-	emit(done, "guest ran to completion (qemu exit " qemu_rc ")")
+	if (stuck != "")
+		emit(0, stuck ": still running a minute past its time limit (the kernel's dump of blocked tasks and CPUs follows)" stucklog)
+	if (!done) {
+		for (i = NR - 39; i <= NR; i++)
+			if (i > 0)
+				last = last "\n# " tail[i % 40]
+		emit(0, "guest ran to completion (qemu exit " qemu_rc "); the console's last lines:" last)
+	} else
+		emit(1, "guest ran to completion (qemu exit " qemu_rc ")")
 	# Seen but not a number (the guest could not read it) is a failure.
 	if (page_owner != "")
 		emit(page_owner ~ /^[0-9]+$/ && page_owner == 0,

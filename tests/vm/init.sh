@@ -80,6 +80,16 @@ grep -q 'gpubuf\.hostroot=1' /proc/cmdline && host_root
 # command line (long fuzzer and stress runs).
 suite_timeout=$(sed -n 's/.*gpubuf\.suite_timeout=\([0-9][0-9]*\).*/\1/p' /proc/cmdline)
 
+# Every user process's state and kernel stack (a stuck suite's watchdog).
+user_stacks() {
+	for p in /proc/[0-9]*; do
+		cmd=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null)
+		[ -n "$cmd" ] || continue # a kernel thread
+		echo "@@TASK ${p#/proc/} ${cmd}state=$(cut -d' ' -f3 "$p/stat")"
+		cat "$p/stack" 2>/dev/null
+	done
+}
+
 echo "gpubuf-tests-begin" > /dev/kmsg
 if grep -q 'gpubuf\.demo=1' /proc/cmdline; then
 	echo "@@DEMO-BEGIN"
@@ -101,9 +111,20 @@ elif [ $setup_ok = 1 ]; then
 			rc=0
 			;;
 		*)
+			# A suite that outlives its limit by a minute did not
+			# die of timeout's SIGTERM: stuck in the kernel. Dump
+			# the blocked tasks and every CPU's stack to the console
+			# before the host's limit ends the guest without a word.
+			(sleep $((${suite_timeout:-900} + 60)) &&
+				echo "@@SUITE-STUCK $name" && sleep 1 &&
+				user_stacks &&
+				echo w >/proc/sysrq-trigger &&
+				echo l >/proc/sysrq-trigger) &
+			watchdog=$!
 			GPUBUF_KO=/gpubuf/gpubuf.ko GPUBUF_FAKEABI_KO=/gpubuf/gpubuf_fakeabi.ko \
 				GPUBUF_BACKEND=module timeout "${suite_timeout:-900}" "$t"
 			rc=$?
+			kill "$watchdog" 2>/dev/null
 			;;
 		esac
 		echo "@@SUITE-END $name rc=$rc"
