@@ -453,6 +453,7 @@ if step "the storage suite's program and disk images" sh -c '
 	"$1/extra/storage/storage_guest" --make "$1/raw.img" 67108864 &&
 	"$1/extra/storage/storage_guest" --make "$1/fs/data.bin" 16778000 &&
 	mkfs.ext4 -q -F -b 4096 -d "$1/fs" "$1/ext4.img" 64M' sh "$storage"; then
+	storage_ok=1
 	for run in plain swiotlb iommu; do
 		case $run in
 		plain) opts= ;;
@@ -488,6 +489,7 @@ if [ -n "${GPUBUF_KERNEL_SUITES:-}" ]; then
 	# shellcheck disable=SC2086
 	GPUBUF_VM_NIC="$vm_nic" GPUBUF_VM_MODULES="$vm_modules" \
 		GPUBUF_VM_HOST_FILES="$vm_host_files" GPUBUF_VM_HOST_ROOT="$vm_host_root" \
+		GPUBUF_MATRIX_STORAGE=${storage_ok:+$storage} \
 		tests/kernel-matrix.sh "$guest_tests" $GPUBUF_KERNEL_SUITES \
 		>"$results/60-kernel-matrix.tap"
 fi

@@ -175,6 +175,36 @@ for suite in "$@"; do
 	fi
 	relay "$log.tap"
 
+	# The storage suite (tests/storage, prepared by check.sh): an NVMe
+	# namespace and ext4 on virtio-blk DMA-ing into module buffers with
+	# this kernel's drivers, plain and through a strict vIOMMU; it asserts
+	# the io_uring form each kernel takes (plain or registered buffers).
+	if [ -n "${GPUBUF_MATRIX_STORAGE:-}" ]; then
+		for run in plain iommu; do
+			opts=
+			[ $run = iommu ] && opts=GPUBUF_VM_IOMMU=1
+			# shellcheck disable=SC2086
+			env $opts GPUBUF_VM_SYSROOT="$root" GPUBUF_VM_KO_DIR="$root/src" \
+				GPUBUF_VM_OUT="$matrix/vm-$suite-storage-$run" \
+				GPUBUF_VM_EXTRA_DIR="$GPUBUF_MATRIX_STORAGE/extra" \
+				GPUBUF_VM_DISKS="nvme:$GPUBUF_MATRIX_STORAGE/raw.img virtio:$GPUBUF_MATRIX_STORAGE/ext4.img" \
+				GPUBUF_VM_MODULES="nvme virtio_pci virtio_blk crc32c_generic ext4" \
+				GPUBUF_VM_NIC= GPUBUF_VM_HOST_FILES= GPUBUF_VM_HOST_ROOT= \
+				"$top/tests/vm/run.sh" "$kdir" "$GPUBUF_MATRIX_STORAGE/tests" \
+				>"$log.storage-$run.tap" 2>"$log.storage-$run.vm"
+			plain=$suite
+			suite="$suite, storage, $run"
+			if grep -q '^1\.\.[0-9]' "$log.storage-$run.tap"; then
+				grep '^# .*by O_DIRECT$' "$matrix/vm-$plain-storage-$run/console.txt" |
+					sed -n '1s/^# \(.*\)/# '"$suite"': \1/p'
+				relay "$log.storage-$run.tap"
+			else
+				emit 0 "$suite: the guest run produced no results" "$log.storage-$run.vm"
+			fi
+			suite=$plain
+		done
+	fi
+
 	# The suite's Vulkan test once more in a swiotlb=force guest, where
 	# every DMA mapping bounces: the dma-buf imports' syncs around each
 	# dispatch run there (dmabuf_operands_synced_around_dispatch).

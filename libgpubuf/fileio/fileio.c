@@ -346,6 +346,14 @@ static int fio_uring(struct fio *f)
 	for (unsigned int i = 0; i < f->depth; i++)
 		if (slots[i].state != FIO_FREE)
 			fio_fail(f, &slots[i], f->err ? f->err : -EIO);
+	/*
+	 * Unpinned now, with nothing in flight: left to the ring's teardown,
+	 * which runs in a kernel worker after io_uring_queue_exit() returns,
+	 * the buffer's pages would stay pinned past this call, and a buffer
+	 * released right after it would be held (held_bytes) for a while.
+	 */
+	if (fixed)
+		io_uring_unregister_buffers(&ring);
 	io_uring_queue_exit(&ring);
 	free(slots);
 	return f->err;
