@@ -205,6 +205,10 @@ fi
 python_ok=
 if [ -f bindings/python/run-tests.sh ]; then
 	log "Python binding host tests (memfd backend)"
+	# Private names come and go between CPython releases: 3.13 removed
+	# _PyLong_AsInt, and the extension then failed to build on trixie.
+	step "the Python extension calls no private CPython function (_Py...)" \
+		sh -c '! grep -nE "(^|[^A-Za-z0-9_])_Py[A-Za-z0-9_]*[[:space:]]*\(" bindings/python/src/*.c'
 	if step "Python extension builds against the tree's libgpubuf" \
 		bindings/python/run-tests.sh build "$top/build/python"; then
 		python_ok=1

@@ -32,17 +32,13 @@ static int pgb_io_fd(PyObject *file, int write, int *opened)
 	int fd;
 
 	*opened = 0;
-	if (PyLong_Check(file))
-		return _PyLong_AsInt(file);
-	if (PyObject_HasAttrString(file, "fileno")) {
-		PyObject *n = PyObject_CallMethod(file, "fileno", NULL);
-
-		if (!n)
-			return -1;
-		fd = _PyLong_AsInt(n);
-		Py_DECREF(n);
-		return fd;
-	}
+	/*
+	 * An int or an object with fileno(): the public call for both (the
+	 * private _PyLong_AsInt is gone from Python 3.13). ValueError for
+	 * a negative descriptor, OverflowError past int.
+	 */
+	if (PyLong_Check(file) || PyObject_HasAttrString(file, "fileno"))
+		return PyObject_AsFileDescriptor(file);
 	if (!PyUnicode_FSConverter(file, &path))
 		return -1;
 	Py_BEGIN_ALLOW_THREADS
