@@ -173,6 +173,47 @@ def test_torch_with_bfloat16(ctx, tmp_path):
     assert e.value.tensor == "bf"
 
 
+def test_files_written_by_the_safetensors_package(ctx, tmp_path):
+    """Files written by the format's own implementation (Debian's
+    python3-safetensors: trixie 0.5, sid 0.8; make check-kernels installs
+    it in those roots), with every dtype it shares with gpubuf, NumPy's
+    through safetensors.numpy and BF16 through safetensors.torch."""
+    st_numpy = pytest.importorskip(
+        "safetensors.numpy",
+        reason="no safetensors package (python3-safetensors: trixie and "
+        "later; make check-kernels runs this there)")
+    want = {"t_" + name: sample(np_type, (3, 1 + i % 4), i)
+            for i, (name, np_type) in enumerate(NUMPY_TYPES.items())}
+    want["scalar"] = np.float32(2.5).reshape(())
+    want["empty"] = np.zeros((0, 3), "<f8")
+    path = tmp_path / "real.safetensors"
+    st_numpy.save_file(want, str(path), metadata={"by": "safetensors"})
+    out = gpubuf.load_safetensors(path, ctx)
+    assert set(out) == set(want)
+    assert out.metadata == {"by": "safetensors"}
+    for name, arr in want.items():
+        got = out[name]
+        assert got.dtype == arr.dtype and got.shape == arr.shape, name
+        assert np.array_equal(got, arr), name
+        if got.nbytes and name not in out.copied:
+            assert inside(got.ctypes.data, got.nbytes, out.buffer), name
+    # The reference writer sorts by alignment and pads its header to 8:
+    # nothing needed copying into alignment.
+    assert out.copied == ()
+    torch = pytest.importorskip("torch")
+    st_torch = pytest.importorskip("safetensors.torch")
+    tensors = {"bf": torch.randn(9, 7).to(torch.bfloat16),
+               "f16": torch.randn(5).half(), "i64": torch.arange(6)}
+    st_torch.save_file(tensors, str(tmp_path / "t.safetensors"))
+    out = gpubuf.load_safetensors(tmp_path / "t.safetensors", ctx,
+                                  framework="torch")
+    for name, t in tensors.items():
+        assert out[name].dtype == t.dtype and torch.equal(out[name], t), name
+        assert inside(out[name].data_ptr(),
+                      out[name].numel() * out[name].element_size(),
+                      out.buffer), name
+
+
 def test_odd_header_length_copies_misaligned_tensors(ctx, tmp_path):
     a = np.arange(100, dtype="<f4")
     b = np.arange(10, dtype="<i8")
