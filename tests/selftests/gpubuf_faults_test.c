@@ -150,8 +150,12 @@ static void undo_nothing(void *p)
 /*
  * open() of /dev/gpubuf allocates the file's record (f9f12c3: what its
  * ALLOCs hold, for fdinfo): ENOMEM, and nothing left open, when it fails.
+ * EFAULT: the VFS's own copy of the path name (getname()) failed before
+ * gpubuf was reached, an injected user-copy failure or an allocation of
+ * the page fault that copy takes; open(2) documents it. Seen at faults 3
+ * and 4 on the debug kernel (CONFIG_FAULT_INJECTION_USERCOPY).
  */
-static const int open_errnos[] = { ENOMEM, 0 };
+static const int open_errnos[] = { ENOMEM, EFAULT, 0 };
 
 static int do_open_dev(void *p)
 {
