@@ -2,6 +2,7 @@
 
 package gpubuf
 
+// #include <errno.h>
 // #include "gpubufgo.h"
 import "C"
 
@@ -138,6 +139,17 @@ func (c *Context) DriverVersion() (major, minor, patch int, ok bool) {
 	return int(v.major), int(v.minor), int(v.patch), true
 }
 
+// allocDetail is the library's text about a failed allocation: only the
+// memfd backend's allocations clear and set it (gpubuf_last_error(3):
+// ENOMEM, why mlock failed; EPERM, a strict node); otherwise it could be
+// an older call's.
+func (c *Context) allocDetail(ret C.int, msg *C.struct_gbgo_msg) string {
+	if c.dmabuf || (ret != -C.ENOMEM && ret != -C.EPERM) {
+		return ""
+	}
+	return msgText(msg)
+}
+
 // Alloc allocates a pinned, zero-filled buffer of at least size bytes
 // (rounded up to whole pages).
 func (c *Context) Alloc(size int) (*Buffer, error) {
@@ -154,11 +166,12 @@ func (c *Context) alloc(size int, opts *C.struct_gpubuf_alloc_opts) (*Buffer, er
 	}
 	defer c.mu.RUnlock()
 	var buf *C.struct_gpubuf
+	var msg C.struct_gbgo_msg
 	lockMaps()
-	ret := C.gpubuf_alloc(ctx, C.size_t(size), opts, &buf)
+	ret := C.gbgo_alloc(ctx, C.size_t(size), opts, &buf, &msg)
 	unlockMaps()
 	if ret != 0 {
-		return nil, newError("gpubuf_alloc", ret, "")
+		return nil, newError("gpubuf_alloc", ret, c.allocDetail(ret, &msg))
 	}
 	return &Buffer{mem: newMemory(buf, c.dmabuf, "Buffer", 2)}, nil
 }
@@ -210,12 +223,13 @@ func (c *Context) newMatrix(dt DType, rows, cols int, layout Layout, align int,
 	}
 	defer c.mu.RUnlock()
 	var cm C.struct_gpubuf_matrix
+	var msg C.struct_gbgo_msg
 	lockMaps()
-	ret := C.gpubuf_matrix_alloc_opts(ctx, C.enum_gpubuf_dtype(dt), C.size_t(rows), C.size_t(cols),
-		C.enum_gpubuf_layout(layout), C.size_t(align), opts, &cm)
+	ret := C.gbgo_matrix_alloc(ctx, C.enum_gpubuf_dtype(dt), C.size_t(rows), C.size_t(cols),
+		C.enum_gpubuf_layout(layout), C.size_t(align), opts, &cm, &msg)
 	unlockMaps()
 	if ret != 0 {
-		return nil, newError("gpubuf_matrix_alloc", ret, "")
+		return nil, newError("gpubuf_matrix_alloc", ret, c.allocDetail(ret, &msg))
 	}
 	// The matrix's one reference becomes the memory's.
 	return &Matrix{cm: cm, mem: newMemory(cm.buf, c.dmabuf, "Matrix", 2), owner: true}, nil

@@ -67,6 +67,23 @@ int gbgo_device_node(const char *device, int *node, struct gbgo_msg *msg)
 	return gbgo_detail(gpubuf_device_node(device, node), msg);
 }
 
+int gbgo_alloc(struct gpubuf_ctx *ctx, size_t size,
+	       const struct gpubuf_alloc_opts *opts, struct gpubuf **buf,
+	       struct gbgo_msg *msg)
+{
+	return gbgo_detail(gpubuf_alloc(ctx, size, opts, buf), msg);
+}
+
+int gbgo_matrix_alloc(struct gpubuf_ctx *ctx, enum gpubuf_dtype dtype,
+		      size_t rows, size_t cols, enum gpubuf_layout layout,
+		      size_t align, const struct gpubuf_alloc_opts *opts,
+		      struct gpubuf_matrix *m, struct gbgo_msg *msg)
+{
+	return gbgo_detail(gpubuf_matrix_alloc_opts(ctx, dtype, rows, cols,
+						    layout, align, opts, m),
+			   msg);
+}
+
 int gbgo_opts_near(struct gpubuf_alloc_opts *opts, const char *device,
 		   struct gbgo_msg *msg)
 {

@@ -30,6 +30,15 @@ int gbgo_open(struct gpubuf_ctx **ctx, unsigned int flags,
  */
 int gbgo_release(struct gpubuf *buf, int fence);
 
+/* gpubuf_alloc() and gpubuf_matrix_alloc_opts() with their detail. */
+int gbgo_alloc(struct gpubuf_ctx *ctx, size_t size,
+	       const struct gpubuf_alloc_opts *opts, struct gpubuf **buf,
+	       struct gbgo_msg *msg);
+int gbgo_matrix_alloc(struct gpubuf_ctx *ctx, enum gpubuf_dtype dtype,
+		      size_t rows, size_t cols, enum gpubuf_layout layout,
+		      size_t align, const struct gpubuf_alloc_opts *opts,
+		      struct gpubuf_matrix *m, struct gbgo_msg *msg);
+
 int gbgo_cuda_device_count(int *count, struct gbgo_msg *msg);
 /* gpubuf_device_node(), and options with only numa_node set near device. */
 int gbgo_device_node(const char *device, int *node, struct gbgo_msg *msg);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -220,6 +221,43 @@ static int gpubuf_memfd_check_node(void *ptr, size_t size, size_t page_size,
 }
 
 /*
+ * mlock() of @size bytes failed with @err: say whether RLIMIT_MEMLOCK is
+ * what stopped it, and what to do. Containers cap it (Docker's default is
+ * 64 MiB, Kubernetes has no field for it); gpubuf.ko pins without it.
+ */
+static unsigned long long gpubuf_locked_bytes(void)
+{
+	unsigned long long kb = 0;
+	char line[128];
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmLck: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return kb << 10;
+}
+
+static void gpubuf_memfd_mlock_error(size_t size, int err)
+{
+	struct rlimit rl;
+
+	if (err == EPERM || getrlimit(RLIMIT_MEMLOCK, &rl) ||
+	    rl.rlim_cur == RLIM_INFINITY ||
+	    gpubuf_locked_bytes() + size <= rl.rlim_cur) {
+		gpubuf_error_set("memfd backend: mlock of %zu bytes failed (%s)%s",
+				 size, strerror(err),
+				 err == EPERM ? ": locking memory is not allowed here (RLIMIT_MEMLOCK 0); use /dev/gpubuf (gpubuf.ko pins with no memlock limit)" :
+				 ": out of memory, or the memory cgroup's limit");
+		return;
+	}
+	gpubuf_error_set("memfd backend: mlock of %zu bytes refused: RLIMIT_MEMLOCK is %llu bytes (ulimit -l; containers: 64 MiB). Use /dev/gpubuf (gpubuf.ko pins with no memlock limit) or raise it (--ulimit memlock=-1, LimitMEMLOCK=)",
+			 size, (unsigned long long)rl.rlim_cur);
+}
+
+/*
  * memfd pages are ordinary shmem pages: struct-page backed, so GPU drivers
  * can pin them like the module's. mlock keeps them resident; the memfd
  * itself is closed at once because the mapping holds the pages. They are
@@ -231,8 +269,9 @@ static int gpubuf_alloc_memfd(size_t size, size_t page_size,
 	void *ptr;
 	int fd, err;
 
+	/* gpubuf_last_error(3): what this allocation says, or nothing. */
+	gpubuf_error_clear();
 	if (o->numa_node != GPUBUF_NUMA_ANY) {
-		gpubuf_error_clear();
 		if (o->numa_node >= GPUBUF_MAX_NODES ||
 		    !gpubuf_memfd_node_exists(o->numa_node))
 			return -EINVAL;
@@ -275,8 +314,10 @@ static int gpubuf_alloc_memfd(size_t size, size_t page_size,
 	 */
 	if (syscall(SYS_mlock, ptr, size) < 0) {
 		/* EPERM/EAGAIN mean RLIMIT_MEMLOCK: report it as memory. */
-		err = errno == ENOMEM || errno == EPERM || errno == EAGAIN ?
-		      -ENOMEM : -errno;
+		err = errno;
+		gpubuf_memfd_mlock_error(size, err);
+		err = err == ENOMEM || err == EPERM || err == EAGAIN ?
+		      -ENOMEM : -err;
 		munmap(ptr, size);
 		return err;
 	}

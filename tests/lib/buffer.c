@@ -14,11 +14,13 @@
 #include <sys/syscall.h>
 #include <stddef.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <linux/audit.h>
+#include <linux/capability.h>
 #include <linux/dma-heap.h>
 #include <linux/filter.h>
 #include <linux/mempolicy.h>
@@ -328,6 +330,91 @@ static int memfd_numa_preference_survives_refused_mbind(void)
 
 		if (line)
 			printf("# %s:%d: check failed under the filter (%s)\n",
+			       __FILE__, line, gpubuf_last_error());
+		fflush(stdout);
+		_exit(line ? 1 : 0);
+	}
+	T_EQ(waitpid(pid, &status, 0), pid);
+	T_CHECK(WIFEXITED(status));
+	T_EQ(WEXITSTATUS(status), 0);
+	return T_PASS;
+}
+
+/* Drop CAP_IPC_LOCK, which lets root lock past RLIMIT_MEMLOCK; 0 or -1. */
+static int t_drop_ipc_lock(void)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2];
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -1;
+	data[0].effective &= ~(1u << CAP_IPC_LOCK);
+	data[0].permitted &= ~(1u << CAP_IPC_LOCK);
+	data[0].inheritable &= ~(1u << CAP_IPC_LOCK);
+	return syscall(SYS_capset, &hdr, data) ? -1 : 0;
+}
+
+/* The child of memfd_mlock_limit_says_what_to_do: 0 or a line. */
+static int t_mlock_limit_child(void)
+{
+	struct rlimit rl = { 1 << 20, 1 << 20 };
+	struct gpubuf_ctx *ctx = t_open();
+	struct gpubuf *buf;
+	int maps;
+
+	if (t_drop_ipc_lock() || setrlimit(RLIMIT_MEMLOCK, &rl))
+		return __LINE__;
+	maps = t_buffer_maps();
+	/* Past the limit: ENOMEM, the limit named, and what to do. */
+	if (gpubuf_alloc(ctx, 4 << 20, NULL, &buf) != -ENOMEM)
+		return __LINE__;
+	if (!strstr(gpubuf_last_error(), "RLIMIT_MEMLOCK is 1048576 bytes") ||
+	    !strstr(gpubuf_last_error(), "/dev/gpubuf") ||
+	    !strstr(gpubuf_last_error(), "--ulimit memlock=-1"))
+		return __LINE__;
+	if (t_buffer_maps() != maps)
+		return __LINE__;
+	/* Within it: allocated. */
+	if (gpubuf_alloc(ctx, 256 << 10, NULL, &buf))
+		return __LINE__;
+	gpubuf_unref(buf);
+	/* A limit of 0: EPERM from mlock, ENOMEM from us, and why. */
+	rl.rlim_cur = rl.rlim_max = 0;
+	if (setrlimit(RLIMIT_MEMLOCK, &rl))
+		return __LINE__;
+	if (gpubuf_alloc(ctx, 4096, NULL, &buf) != -ENOMEM)
+		return __LINE__;
+	if (!strstr(gpubuf_last_error(), "not allowed here"))
+		return __LINE__;
+	if (t_buffer_maps() != maps)
+		return __LINE__;
+	gpubuf_close(ctx);
+	return 0;
+}
+
+/*
+ * Issue 51, item 5: in a container (Docker's default RLIMIT_MEMLOCK is
+ * 64 MiB) the memfd backend's mlock fails; the error must say that the
+ * limit did it and what to do, not only "out of memory".
+ */
+static int memfd_mlock_limit_says_what_to_do(void)
+{
+	struct gpubuf_ctx *ctx = t_open();
+	int status, backend = gpubuf_backend(ctx);
+	pid_t pid;
+
+	gpubuf_close(ctx);
+	if (backend != GPUBUF_BACKEND_MEMFD)
+		return t_skip("not the memfd backend");
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return T_FAIL;
+	if (pid == 0) {
+		int line = t_mlock_limit_child();
+
+		if (line)
+			printf("# %s:%d: check failed with the limit set (%s)\n",
 			       __FILE__, line, gpubuf_last_error());
 		fflush(stdout);
 		_exit(line ? 1 : 0);
@@ -750,6 +837,7 @@ int main(void)
 		T_TEST(alloc_refuses_absurd_opts_size),
 		T_TEST_ON(T_MEMFD, memfd_numa_node_is_placed),
 		T_TEST_ON(T_MEMFD, memfd_numa_preference_survives_refused_mbind),
+		T_TEST_ON(T_MEMFD, memfd_mlock_limit_says_what_to_do),
 		T_TEST(memfd_backend_seals_noexec),
 		T_TEST(refcount_counts),
 		T_TEST(sync_validates_access),

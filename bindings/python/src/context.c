@@ -151,6 +151,16 @@ int pgb_near_opts(PyObject *near_obj, struct gpubuf_alloc_opts *opts)
 	return 0;
 }
 
+/*
+ * Whether a failed allocation's gpubuf_last_error() is about it: only the
+ * memfd backend's allocations clear and set it (ENOMEM: why mlock failed;
+ * EPERM: a strict node), so elsewhere it could be an older call's.
+ */
+static int pgb_alloc_detail(const pgb_Context *self, int err)
+{
+	return !self->dmabuf && (err == -ENOMEM || err == -EPERM);
+}
+
 static PyObject *pgb_context_empty(pgb_Context *self, PyObject *args, PyObject *kwargs)
 {
 	static char *kwlist[] = { "shape", "dtype", "order", "align", "near", NULL };
@@ -192,7 +202,7 @@ static PyObject *pgb_context_empty(pgb_Context *self, PyObject *args, PyObject *
 	Py_END_ALLOW_THREADS
 	pgb_context_put(self);
 	if (err)
-		return pgb_raise(err, "gpubuf_matrix_alloc", 0);
+		return pgb_raise(err, "gpubuf_matrix_alloc", pgb_alloc_detail(self, err));
 	ret = pgb_matrix_new(&m, self->dmabuf);
 	gpubuf_matrix_release(&m);	/* the Matrix took its own reference */
 	return ret;
@@ -241,7 +251,7 @@ static PyObject *pgb_context_buffer(pgb_Context *self, PyObject *args, PyObject 
 	Py_END_ALLOW_THREADS
 	pgb_context_put(self);
 	if (err)
-		return pgb_raise(err, "gpubuf_alloc", 0);
+		return pgb_raise(err, "gpubuf_alloc", pgb_alloc_detail(self, err));
 	return pgb_buffer_new(buf, self->dmabuf);
 }
 

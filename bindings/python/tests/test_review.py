@@ -118,3 +118,32 @@ def test_strerror_range():
     for bad in (2 ** 31, 2 ** 32 + 12, -(2 ** 40)):
         with pytest.raises(OverflowError):
             gpubuf.strerror(bad)
+
+
+def test_memfd_mlock_limit_says_what_to_do():
+    """Issue 51, item 5: where RLIMIT_MEMLOCK stops the memfd backend's
+    mlock (a container: Docker's default is 64 MiB), the error names the
+    limit and what to do. CAP_IPC_LOCK (root's) is dropped first."""
+    import platform
+    if platform.machine() != "x86_64":
+        pytest.skip("capget/capset numbers of x86-64 only")
+    out = child("""
+        import ctypes, resource, gpubuf
+        libc = ctypes.CDLL(None, use_errno=True)
+        hdr = (ctypes.c_uint32 * 2)(0x20080522, 0)  # capability version 3
+        caps = (ctypes.c_uint32 * 6)()
+        assert libc.syscall(125, hdr, caps) == 0    # capget
+        for i in range(3):                          # effective, permitted,
+            caps[i] &= ~(1 << 14)                   # inheritable: IPC_LOCK
+        assert libc.syscall(126, hdr, caps) == 0    # capset
+        resource.setrlimit(resource.RLIMIT_MEMLOCK, (1 << 20, 1 << 20))
+        c = gpubuf.open("memfd")
+        try:
+            c.buffer(4 << 20)
+        except gpubuf.OutOfMemoryError as e:
+            print(e.errno, str(e))
+        c.buffer(256 << 10)                         # within the limit
+    """)
+    assert out.startswith("12 "), out               # ENOMEM
+    assert "RLIMIT_MEMLOCK is 1048576 bytes" in out, out
+    assert "/dev/gpubuf" in out and "--ulimit memlock=-1" in out, out
