@@ -609,6 +609,15 @@ TEST_F_TIMEOUT(reserve, parameter_reads_do_not_wait_for_a_fill, 600)
 		TH_LOG("every read of max_buffer_bytes returned only with the reserve_bytes write");
 }
 
+/*
+ * Reclaim that meets a fill takes chunks back and stops the fill short of
+ * its target. Proved when drop_caches began with the fill under way and
+ * the fill's chunks and those given back together fall short of the
+ * target: a fill that finished first would have had its whole target
+ * given back. Whether drop_caches returns before the fill ends does not
+ * matter (on the debug kernel it never did: slab reclaim under KASAN
+ * outlasts the fill, which is how this test failed there).
+ */
 TEST_F_TIMEOUT(reserve, reclaim_takes_chunks_during_a_fill, 600)
 {
 	int tries, proved = 0;
@@ -616,25 +625,26 @@ TEST_F_TIMEOUT(reserve, reclaim_takes_chunks_during_a_fill, 600)
 	for (tries = 0; tries < 3 && !proved; tries++) {
 		struct fill_writer w;
 		unsigned long long shrunk = gb_stat("reserve_shrunk_bytes");
-		unsigned long long owned;
-		int during;
+		unsigned long long owned, given, target;
+		int during, still;
 
 		ASSERT_EQ(0, fill_start(&w));
 		during = !atomic_load(&w.done);
 		ASSERT_EQ(0, gb_write_str("/proc/sys/vm/drop_caches", "2"));
-		proved = during && !atomic_load(&w.done);
-		if (proved)
-			EXPECT_LT(0, gb_stat("reserve_shrunk_bytes") - shrunk);
+		still = during && !atomic_load(&w.done);
 		ASSERT_EQ(0, fill_end(&w));
-		/* Squeezed, the fill stopped short of its target. */
 		owned = gb_stat("reserve_ready_bytes") +
 			gb_stat("reserve_zeroing_bytes") +
 			gb_stat("reserve_used_bytes");
-		if (proved)
-			EXPECT_GT(gb_param("reserve_bytes"), owned);
-		TH_LOG("try %d: fill under way during drop_caches: %d; %llu MiB given back, %llu of %llu MiB owned after",
-		       tries, proved, (gb_stat("reserve_shrunk_bytes") - shrunk) >> 20,
-		       owned >> 20, gb_param("reserve_bytes") >> 20);
+		given = gb_stat("reserve_shrunk_bytes") - shrunk;
+		target = gb_param("reserve_bytes");
+		proved = during && given && owned + given < target;
+		/* Reclaim ended while the fill went on: it must have taken some. */
+		if (still)
+			EXPECT_LT(0, given);
+		TH_LOG("try %d: fill under way when drop_caches began: %d, after it: %d; %llu MiB given back, %llu of %llu MiB owned after",
+		       tries, during, still, given >> 20, owned >> 20,
+		       target >> 20);
 	}
 	EXPECT_TRUE(proved);
 }
