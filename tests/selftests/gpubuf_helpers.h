@@ -20,6 +20,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <linux/capability.h>
+
 #include <drm.h>
 #include <drm_mode.h>
 #include <linux/dma-buf.h>
@@ -148,6 +150,21 @@ static inline unsigned long long gb_free_bytes(void)
 static inline unsigned long long gb_mem_total(void)
 {
 	return gb_meminfo("MemTotal");
+}
+
+/* Drop capability @cap from this thread's effective and permitted sets. */
+static inline int gb_drop_cap(int cap)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[2];
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -errno;
+	data[cap / 32].effective &= ~(1U << (cap % 32));
+	data[cap / 32].permitted &= ~(1U << (cap % 32));
+	return syscall(SYS_capset, &hdr, data) ? -errno : 0;
 }
 
 static inline int gb_write_str(const char *path, const char *text)

@@ -8,7 +8,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include <linux/capability.h>
 
 #include "gpubuf_helpers.h"
 #include "kselftest_harness.h"
@@ -551,19 +550,6 @@ TEST(alloc_without_a_free_fd_is_emfile)
  * cgroup of its own drops CAP_SYS_ADMIN and asks for 64 MiB while the
  * parent holds file-max at 0; the cgroup's charge shows any page kept.
  */
-static int drop_cap_sys_admin(void)
-{
-	struct __user_cap_header_struct hdr = {
-		.version = _LINUX_CAPABILITY_VERSION_3,
-	};
-	struct __user_cap_data_struct data[2];
-
-	if (syscall(SYS_capget, &hdr, data))
-		return -errno;
-	data[CAP_SYS_ADMIN / 32].effective &= ~(1U << (CAP_SYS_ADMIN % 32));
-	data[CAP_SYS_ADMIN / 32].permitted &= ~(1U << (CAP_SYS_ADMIN % 32));
-	return syscall(SYS_capset, &hdr, data) ? -errno : 0;
-}
 
 TEST(alloc_with_a_full_file_table_is_enfile)
 {
@@ -599,7 +585,7 @@ TEST(alloc_with_a_full_file_table_is_enfile)
 		close(result[0]);
 		err = gb_cg_write(cg, "cgroup.procs", "0");
 		dev = err ? err : gb_open();
-		err = dev < 0 ? dev : drop_cap_sys_admin();
+		err = dev < 0 ? dev : gb_drop_cap(CAP_SYS_ADMIN);
 		/* From here on this process opens no file. */
 		if (write(ready[1], &err, sizeof(err)) != sizeof(err) || err ||
 		    read(go[0], &c, 1) != 1)

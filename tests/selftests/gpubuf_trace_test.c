@@ -5,7 +5,8 @@
  * the events of one path, drives that path, and checks every event's
  * fields against what it did: alloc (size, chunks, node, result; refusals
  * past the limit, without an fd and with an unwritable request too) and
- * release, ENOSPC past the total limit; CPU faults (2 MiB or 4 KiB
+ * release, ENOSPC past the total limit, ENFILE from a full file table
+ * (its buffer made, then released); CPU faults (2 MiB or 4 KiB
  * entries, from user mode or the kernel's own copy); attach, map,
  * sync begin and end, unmap and detach by the test importer; a release
  * while a pin holds the pages (held), then the unpin (unheld); the
@@ -14,6 +15,7 @@
 #include <limits.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 
 #include "../testmod/gpubuf_importer.h"
 #include "gpubuf_helpers.h"
@@ -243,6 +245,68 @@ TEST_F(trace, refused_allocs_say_their_errno)
 	EXPECT_EQ(0, field(&self->ev[1], "small_pages"));
 	ASSERT_EQ(1, trace_read("gpubuf_release", self->ev, MAX_EVENTS));
 	EXPECT_EQ(SZ_1M, field(&self->ev[0], "size"));
+}
+
+/*
+ * result=-23: the system file table full (fs.file-max 0 for a child
+ * without CAP_SYS_ADMIN), found after the buffer was made, which is then
+ * released: the refused ALLOC's event, then its buffer's release.
+ */
+TEST_F(trace, full_file_table_says_enfile_then_releases)
+{
+	static const char *const ev[] = { "gpubuf_alloc", "gpubuf_release", NULL };
+	int ready[2], go[2], result[2], ret = -1, status, restored = -1;
+	char file_max[32] = "";
+	FILE *f;
+	pid_t pid;
+
+	f = fopen("/proc/sys/fs/file-max", "re");
+	ASSERT_NE(NULL, f);
+	ASSERT_NE(NULL, fgets(file_max, sizeof(file_max), f));
+	fclose(f);
+	ASSERT_EQ(0, pipe2(ready, O_CLOEXEC));
+	ASSERT_EQ(0, pipe2(go, O_CLOEXEC));
+	ASSERT_EQ(0, pipe2(result, O_CLOEXEC));
+	ASSERT_EQ(0, trace_start(ev));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int err = gb_drop_cap(CAP_SYS_ADMIN);
+		char c;
+
+		/* From here on this process opens no file. */
+		if (write(ready[1], &err, sizeof(err)) != sizeof(err) || err ||
+		    read(go[0], &c, 1) != 1)
+			_exit(1);
+		err = gb_alloc(self->dev, 4 * SZ_1M);
+		if (write(result[1], &err, sizeof(err)) != sizeof(err))
+			_exit(1);
+		_exit(0);
+	}
+	if (read(ready[0], &ret, sizeof(ret)) != sizeof(ret))
+		ret = -EPIPE;
+	/* No ASSERT until file-max is restored. */
+	if (!ret && !gb_write_str("/proc/sys/fs/file-max", "0")) {
+		if (write(go[1], "g", 1) != 1 ||
+		    read(result[0], &ret, sizeof(ret)) != sizeof(ret))
+			ret = -EPIPE;
+		restored = gb_write_str("/proc/sys/fs/file-max", file_max);
+	}
+	waitpid(pid, &status, 0);
+	close(ready[0]);
+	close(ready[1]);
+	close(go[0]);
+	close(go[1]);
+	close(result[0]);
+	close(result[1]);
+	ASSERT_EQ(0, restored) TH_LOG("file-max not restored to %s", file_max);
+	ASSERT_EQ(-ENFILE, ret);
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	ASSERT_EQ(1, trace_read("gpubuf_alloc", self->ev, MAX_EVENTS));
+	EXPECT_EQ(-ENFILE, field(&self->ev[0], "result"));
+	EXPECT_EQ(4 * SZ_1M, field(&self->ev[0], "size"));
+	ASSERT_EQ(1, trace_read("gpubuf_release", self->ev, MAX_EVENTS));
+	EXPECT_EQ(4 * SZ_1M, field(&self->ev[0], "size"));
 }
 
 /* A 2 MiB chunk at a 2 MiB-aligned address is one PMD fault. */
