@@ -78,10 +78,12 @@ indmesg && after && inoom && /oom-kill:constraint=/ {
 indmesg && after && inoom && /Call Trace/ { oomheld = oomheld "\n# " $0; next }
 # Systematic fault injection (26-faults) fails the kernel's own allocations
 # too: the module loader's vmalloc() reports each failure (warn_alloc())
-# with a call trace, and jump_label_module_notify() WARNs when it cannot
+# with a call trace, jump_label_module_notify() WARNs when it cannot
 # allocate the module's jump entries ("Failed to allocate memory:
 # jump_label may not work properly", then jump_label_del_module() on the
-# unwind). Inside the window the suite announces on /dev/kmsg, those
+# unwind), and event_define_fields() WARNs once (WARN_ON_ONCE, then
+# "error code is -12") when a trace event's field cannot be allocated as
+# the module's tracepoints are added. Inside the window the suite announces on /dev/kmsg, those
 # reports are excused unless a frame of one names gpubuf (gpubuf's own
 # allocations must fail quietly); every other splat line still counts.
 indmesg && after && /gpubuf-faults: allocation failure reports expected/ { injwin = 1; next }
@@ -91,7 +93,7 @@ function warnend() {
 		splat = splat warnheld
 	inwarn = 0; warnours = 0; warnheld = ""
 }
-indmesg && after && injwin && /(vmalloc error: |page allocation failure: |WARNING: CPU: [0-9]+ PID: [0-9]+ at kernel\/jump_label\.c:)/ {
+indmesg && after && injwin && /(vmalloc error: |page allocation failure: |WARNING: CPU: [0-9]+ PID: [0-9]+ at kernel\/(jump_label|trace\/trace_events)\.c:)/ {
 	warnend(); inwarn = 1; warnheld = "\n# " $0; warnours = /gpubuf/; next
 }
 indmesg && after && inwarn && /<\/TASK>/ { warnend(); next }
