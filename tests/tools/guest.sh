@@ -218,7 +218,14 @@ if [ -x "$hold" ]; then
 		sleep 0.1
 		i=$((i + 1))
 	done
-	if grep -q ready "$tmp/hold3"; then
+	# On 5.10 the holder's vgem mappings show no dma-buf name in its
+	# maps (bullseye's guest in make check-kernels): nothing to misread.
+	if grep -q ready "$tmp/hold3" && ! grep -q dmabuf "/proc/$h3/maps"; then
+		kill "$h3" 2>/dev/null
+		wait "$h3" 2>/dev/null
+		skip "--processes: vgem dma-bufs named 'gpubuf' and 'gpubuf x' by their owner are not gpubuf's (debugfs asked; without it, one unconfirmed)" \
+			"this kernel's vgem mappings carry no dma-buf name (/proc/PID/maps shows no dmabuf)"
+	elif grep -q ready "$tmp/hold3"; then
 		run procsf "$info" --processes
 		grep dmabuf "/proc/$h3/maps" >"$tmp/procsf.maps" 2>&1
 		umount -l /sys/kernel/debug 2>/dev/null
