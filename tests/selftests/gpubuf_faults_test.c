@@ -586,7 +586,12 @@ FIXTURE_TEARDOWN(module)
 	kmsg("gpubuf-faults: allocation failure window closed\n");
 }
 
-TEST_F_TIMEOUT(module, load_and_unload, 1200)
+/*
+ * 1333 loads of the KASAN module: 822 s alone on two cores (its window),
+ * more than 1200 s with two other guests beside it (2026-12-07); the
+ * debug kernel's suite limit is 2400 s.
+ */
+TEST_F_TIMEOUT(module, load_and_unload, 2100)
 {
 	static const int load_errnos[] = { ENOMEM, EFAULT, 0 };
 	struct load_arg arg = { 0 };
