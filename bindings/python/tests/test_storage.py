@@ -184,7 +184,7 @@ def test_files_written_by_the_safetensors_package(ctx, tmp_path):
         "later; make check-kernels runs this there)")
     want = {"t_" + name: sample(np_type, (3, 1 + i % 4), i)
             for i, (name, np_type) in enumerate(NUMPY_TYPES.items())}
-    want["scalar"] = np.float32(2.5).reshape(())
+    want["scalar"] = np.array(2.5, dtype="<f4")      # a 0-d array
     want["empty"] = np.zeros((0, 3), "<f8")
     path = tmp_path / "real.safetensors"
     st_numpy.save_file(want, str(path), metadata={"by": "safetensors"})
