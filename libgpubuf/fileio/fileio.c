@@ -347,13 +347,12 @@ static int fio_uring(struct fio *f)
 		if (slots[i].state != FIO_FREE)
 			fio_fail(f, &slots[i], f->err ? f->err : -EIO);
 	/*
-	 * Unpinned now, with nothing in flight: left to the ring's teardown,
-	 * which runs in a kernel worker after io_uring_queue_exit() returns,
-	 * the buffer's pages would stay pinned past this call, and a buffer
-	 * released right after it would be held (held_bytes) for a while.
+	 * The registration's pins go with the ring's teardown, which the
+	 * kernel runs in a worker after io_uring_queue_exit() returns: a
+	 * buffer released right after this call is held (held_bytes) until
+	 * then. Unregistering here first made 57-storage's next read hang on
+	 * 7.2 (issue 50), so it is not done until that is understood.
 	 */
-	if (fixed)
-		io_uring_unregister_buffers(&ring);
 	io_uring_queue_exit(&ring);
 	free(slots);
 	return f->err;

@@ -100,6 +100,16 @@ static unsigned int t_expected_method(const char **release)
 	return 0;
 }
 
+static unsigned long long t_stat(const char *name);
+
+/* Wait (up to 60 s) for pins of earlier tests' rings to be dropped. */
+static unsigned long long t_held_drained(void)
+{
+	for (int i = 0; i < 600 && t_stat("held_bytes") != 0; i++)
+		usleep(100 * 1000);
+	return t_stat("held_bytes");
+}
+
 static unsigned long long t_stat(const char *name)
 {
 	char path[128];
@@ -227,15 +237,16 @@ static int raw_nvme_write_reads_back(void)
 }
 
 /*
- * Once gpubuf_read_file() returns, nothing of it pins the buffer: released
- * at once, it is freed, not held. With the buffer registered (6.12, 7.2)
- * the ring's own teardown, in a kernel worker, used to unpin it later.
+ * Once gpubuf_read_file() returns, nothing of it should pin the buffer:
+ * released at once, it is freed, not held. With the buffer registered
+ * (6.12, 7.2) the ring's own teardown, in a kernel worker, unpins it
+ * later: this fails there, the open defect docs/storage.md names.
  */
 static int read_file_leaves_no_pin_behind(void)
 {
 	struct gpubuf_ctx *ctx = t_open();
 	int fd = open(t_raw, O_RDONLY | O_CLOEXEC);
-	unsigned long long held = t_stat("held_bytes");
+	unsigned long long held = t_held_drained();
 	struct gpubuf_io_result res;
 	struct gpubuf *buf;
 
@@ -266,7 +277,7 @@ static int released_while_registered_is_held(void)
 	struct gpubuf_ctx *ctx = t_open();
 	const char *release;
 	unsigned int want = t_expected_method(&release);
-	unsigned long long held = t_stat("held_bytes");
+	unsigned long long held = t_held_drained();
 	struct io_uring ring;
 	struct gpubuf *buf;
 	struct iovec iov;
