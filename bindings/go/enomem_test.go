@@ -26,10 +26,17 @@ func TestENOMEMArrivesAsErrno(t *testing.T) {
 		// Its shadow memory needs address space at every new mapping.
 		t.Skip("under -race an address-space limit stops the race runtime, not the allocation; the plain runs (the guest's 66-go) cover it")
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestENOMEMArrivesAsErrno$")
-	cmd.Env = append(os.Environ(), "GPUBUF_GO_ENOMEM_CHILD=1")
+	runChild(t, "TestENOMEMArrivesAsErrno", "ENOMEM as errors.Is", "GPUBUF_GO_ENOMEM_CHILD=1")
+}
+
+// runChild runs test (its child half, chosen by env) in a new process of
+// this test binary, whose limits end with it; its output must say want.
+func runChild(t *testing.T, test, want string, env ...string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$")
+	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "ENOMEM as errors.Is") {
+	if err != nil || !strings.Contains(string(out), want) {
 		t.Fatalf("child: %v\n%s", err, out)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"runtime"
 	"strings"
 	"syscall"
@@ -26,12 +25,8 @@ func TestMemlockLimitSaysWhatToDo(t *testing.T) {
 	if runtime.GOARCH != "amd64" {
 		t.Skip("the capget/capset layout used is x86-64's")
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestMemlockLimitSaysWhatToDo$")
-	cmd.Env = append(os.Environ(), "GPUBUF_GO_MEMLOCK_CHILD=1", "GPUBUF_BACKEND=memfd")
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "limit explained:") {
-		t.Fatalf("child: %v\n%s", err, out)
-	}
+	runChild(t, "TestMemlockLimitSaysWhatToDo", "limit explained:",
+		"GPUBUF_GO_MEMLOCK_CHILD=1", "GPUBUF_BACKEND=memfd")
 }
 
 func memlockChild() {

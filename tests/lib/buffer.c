@@ -308,11 +308,10 @@ static int t_refused_mbind_child(void)
 }
 
 /*
- * Issue 49, item 2: a node preference made every allocation fail where
- * mbind() is refused (containers' default seccomp profiles, cpusets, nodes
- * without memory), though only a strict request must.
+ * On the memfd backend, run @child (0 or the line of a failed check) in a
+ * forked process, whose restrictions (@what) end with it.
  */
-static int memfd_numa_preference_survives_refused_mbind(void)
+static int t_memfd_child(int (*child)(void), const char *what)
 {
 	struct gpubuf_ctx *ctx = t_open();
 	int status, backend = gpubuf_backend(ctx);
@@ -326,11 +325,11 @@ static int memfd_numa_preference_survives_refused_mbind(void)
 	if (pid < 0)
 		return T_FAIL;
 	if (pid == 0) {
-		int line = t_refused_mbind_child();
+		int line = child();
 
 		if (line)
-			printf("# %s:%d: check failed under the filter (%s)\n",
-			       __FILE__, line, gpubuf_last_error());
+			printf("# %s:%d: check failed %s (%s)\n", __FILE__,
+			       line, what, gpubuf_last_error());
 		fflush(stdout);
 		_exit(line ? 1 : 0);
 	}
@@ -338,6 +337,16 @@ static int memfd_numa_preference_survives_refused_mbind(void)
 	T_CHECK(WIFEXITED(status));
 	T_EQ(WEXITSTATUS(status), 0);
 	return T_PASS;
+}
+
+/*
+ * Issue 49, item 2: a node preference made every allocation fail where
+ * mbind() is refused (containers' default seccomp profiles, cpusets, nodes
+ * without memory), though only a strict request must.
+ */
+static int memfd_numa_preference_survives_refused_mbind(void)
+{
+	return t_memfd_child(t_refused_mbind_child, "under the filter");
 }
 
 /* Drop CAP_IPC_LOCK, which lets root lock past RLIMIT_MEMLOCK; 0 or -1. */
@@ -399,30 +408,7 @@ static int t_mlock_limit_child(void)
  */
 static int memfd_mlock_limit_says_what_to_do(void)
 {
-	struct gpubuf_ctx *ctx = t_open();
-	int status, backend = gpubuf_backend(ctx);
-	pid_t pid;
-
-	gpubuf_close(ctx);
-	if (backend != GPUBUF_BACKEND_MEMFD)
-		return t_skip("not the memfd backend");
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0)
-		return T_FAIL;
-	if (pid == 0) {
-		int line = t_mlock_limit_child();
-
-		if (line)
-			printf("# %s:%d: check failed with the limit set (%s)\n",
-			       __FILE__, line, gpubuf_last_error());
-		fflush(stdout);
-		_exit(line ? 1 : 0);
-	}
-	T_EQ(waitpid(pid, &status, 0), pid);
-	T_CHECK(WIFEXITED(status));
-	T_EQ(WEXITSTATUS(status), 0);
-	return T_PASS;
+	return t_memfd_child(t_mlock_limit_child, "with the limit set");
 }
 
 #ifndef MFD_NOEXEC_SEAL

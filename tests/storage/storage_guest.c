@@ -100,16 +100,6 @@ static unsigned int t_expected_method(const char **release)
 	return 0;
 }
 
-static unsigned long long t_stat(const char *name);
-
-/* Wait (up to 60 s) for pins of earlier tests' rings to be dropped. */
-static unsigned long long t_held_drained(void)
-{
-	for (int i = 0; i < 600 && t_stat("held_bytes") != 0; i++)
-		usleep(100 * 1000);
-	return t_stat("held_bytes");
-}
-
 static unsigned long long t_stat(const char *name)
 {
 	char path[128];
@@ -124,6 +114,14 @@ static unsigned long long t_stat(const char *name)
 		fclose(f);
 	}
 	return v;
+}
+
+/* Wait (up to 60 s) for pins of earlier tests' rings to be dropped. */
+static unsigned long long t_held_drained(void)
+{
+	for (int i = 0; i < 600 && t_stat("held_bytes") != 0; i++)
+		usleep(100 * 1000);
+	return t_stat("held_bytes");
 }
 
 struct t_read {
