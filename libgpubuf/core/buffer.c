@@ -220,11 +220,7 @@ static int gpubuf_memfd_check_node(void *ptr, size_t size, size_t page_size,
 	return -ENOMEM;
 }
 
-/*
- * mlock() of @size bytes failed with @err: say whether RLIMIT_MEMLOCK is
- * what stopped it, and what to do. Containers cap it (Docker's default is
- * 64 MiB, Kubernetes has no field for it); gpubuf.ko pins without it.
- */
+/* What this process has locked already (VmLck), which the limit counts. */
 static unsigned long long gpubuf_locked_bytes(void)
 {
 	unsigned long long kb = 0;
@@ -240,6 +236,11 @@ static unsigned long long gpubuf_locked_bytes(void)
 	return kb << 10;
 }
 
+/*
+ * mlock() of @size bytes failed with @err: say whether RLIMIT_MEMLOCK is
+ * what stopped it, and what to do. Containers cap it (Docker's default is
+ * 64 MiB, Kubernetes has no field for it); gpubuf.ko pins without it.
+ */
 static void gpubuf_memfd_mlock_error(size_t size, int err)
 {
 	struct rlimit rl;
@@ -313,13 +314,12 @@ static int gpubuf_alloc_memfd(size_t size, size_t page_size,
 	 * buffers unlocked while claiming success.
 	 */
 	if (syscall(SYS_mlock, ptr, size) < 0) {
+		int e = errno;
+
 		/* EPERM/EAGAIN mean RLIMIT_MEMLOCK: report it as memory. */
-		err = errno;
-		gpubuf_memfd_mlock_error(size, err);
-		err = err == ENOMEM || err == EPERM || err == EAGAIN ?
-		      -ENOMEM : -err;
+		gpubuf_memfd_mlock_error(size, e);
 		munmap(ptr, size);
-		return err;
+		return e == ENOMEM || e == EPERM || e == EAGAIN ? -ENOMEM : -e;
 	}
 	if (o->flags & GPUBUF_ALLOC_NUMA_STRICT) {
 		err = gpubuf_memfd_check_node(ptr, size, page_size,
